@@ -1,0 +1,22 @@
+// Package safetensors reads the safetensors format strictly and by range.
+//
+// A file is 8 bytes of little-endian u64 N, N bytes of UTF-8 JSON (the
+// header), then the data buffer. The header maps tensor names to
+// {"dtype", "shape", "data_offsets": [begin, end]} (offsets relative to the
+// buffer) plus an optional "__metadata__" object of string values.
+//
+// The reader enforces what the reference implementation enforces — the header
+// size cap (checked before anything is allocated), UTF-8, a JSON object,
+// shape × dtype size equal to the byte length (with overflow checks), offsets
+// contiguous from 0 with no gap and no overlap, the buffer exactly covered (a
+// trailing byte would make the file a polyglot) — and what it misses:
+// duplicate tensor names (parsed at the token level, so the last one cannot
+// silently win), non-string metadata values, missing or extra fields,
+// negative or fractional numbers. Every violation is a *report.Error with a
+// stable code: header.invalid, data.layout or file.unreadable.
+//
+// NewReader reads only the header. Tensors are read by byte range into the
+// caller's buffer, so a 1.4 GB file is never held in memory whole, whatever the
+// io.ReaderAt behind it: a local file, a browser File, or an HTTP URL read with
+// Range requests.
+package safetensors
