@@ -28,12 +28,12 @@ func TestClefConfig(t *testing.T) {
 		t.Errorf("unknown = %v", got)
 	}
 	for name, want := range map[string]bool{
-		"model.language_model.layers.40.mlp.gate_proj":            true,
-		"model.language_model.layers.63.self_attn.q_proj":         true,
-		"model.language_model.layers.39.mlp.gate_proj":            false,
-		"model.language_model.layers.40.mlp.gate_proj_x":          false,
-		"model.language_model.layers.40.mlp.norm":                 false,
-		"model.visual.blocks.40.attn.q_proj":                      false, // layers_pattern is "layers"
+		"model.language_model.layers.40.mlp.gate_proj":           true,
+		"model.language_model.layers.63.self_attn.q_proj":        true,
+		"model.language_model.layers.39.mlp.gate_proj":           false,
+		"model.language_model.layers.40.mlp.gate_proj_x":         false,
+		"model.language_model.layers.40.mlp.norm":                false,
+		"model.visual.blocks.40.attn.q_proj":                     false, // layers_pattern is "layers"
 		"model.language_model.layers.50.linear_attn.in_proj_qkv": true,
 	} {
 		if got := c.TargetsModule(name); got != want {

@@ -27,7 +27,7 @@ const goodIndex = `{"metadata":{"total_size":24},"weight_map":{"a":"m-00001-of-0
 
 func shardedFS(t testing.TB, index string) fstest.MapFS {
 	return fstest.MapFS{
-		"ck/m.safetensors.index.json":    {Data: []byte(index)},
+		"ck/m.safetensors.index.json":     {Data: []byte(index)},
 		"ck/m-00001-of-00002.safetensors": {Data: shard(t, "a", "b")},
 		"ck/m-00002-of-00002.safetensors": {Data: shard(t, "c")},
 	}
@@ -74,8 +74,12 @@ func TestShardedReject(t *testing.T) {
 		{"wrong total", strings.Replace(goodIndex, "24", "25", 1), nil, report.DataLayout, "total_size is 25"},
 		{"missing shard", goodIndex, func(fs fstest.MapFS) { delete(fs, "ck/m-00002-of-00002.safetensors") }, report.FileUnreadable, "cannot be opened"},
 		{"tensor missing from shard", goodIndex, func(fs fstest.MapFS) { fs["ck/m-00002-of-00002.safetensors"] = &fstest.MapFile{Data: shard(t, "d")} }, report.DataLayout, "does not hold it"},
-		{"tensor in two shards", goodIndex, func(fs fstest.MapFS) { fs["ck/m-00002-of-00002.safetensors"] = &fstest.MapFile{Data: shard(t, "c", "a")} }, report.DataLayout, "in two shards"},
-		{"corrupt shard", goodIndex, func(fs fstest.MapFS) { fs["ck/m-00002-of-00002.safetensors"] = &fstest.MapFile{Data: []byte("garbage!garbage")} }, report.HeaderInvalid, "exceeds"},
+		{"tensor in two shards", goodIndex, func(fs fstest.MapFS) {
+			fs["ck/m-00002-of-00002.safetensors"] = &fstest.MapFile{Data: shard(t, "c", "a")}
+		}, report.DataLayout, "in two shards"},
+		{"corrupt shard", goodIndex, func(fs fstest.MapFS) {
+			fs["ck/m-00002-of-00002.safetensors"] = &fstest.MapFile{Data: []byte("garbage!garbage")}
+		}, report.HeaderInvalid, "exceeds"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,32 @@
+package spectral
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// BenchmarkGram256 is the Gram of one 17408 × 256 factor (Bᵀ·B of gate_proj).
+func BenchmarkGram256(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	x := randBF16(rng, 17408*256, 0.01)
+	b.SetBytes(int64(len(x)) * 2)
+	b.ReportAllocs()
+	g := NewGram(256)
+	for b.Loop() {
+		g.Reset()
+		for i := 0; i < 17408; i++ {
+			copy(g.Row(), x[i*256:(i+1)*256])
+		}
+		g.Flush()
+	}
+	b.ReportMetric(float64(17408*256*257/2)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFMA/s")
+}
+
+func BenchmarkSingularValues256(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	a, bb := svdForm(rng, 256, 300, 280)
+	ga, gb := GramOfRows(a, 256, 280), GramOfCols(bb, 300, 256)
+	for b.Loop() {
+		SingularValues(ga, gb, 1)
+	}
+}

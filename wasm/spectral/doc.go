@@ -1,0 +1,42 @@
+// Package spectral computes the spectrum of a LoRA update ΔW = s·B·A from its
+// factors without forming the out × in product.
+//
+// # Gram matrices
+//
+// For A (r × in) and B (out × r) the r × r Gram matrices Ga = A·Aᵀ and
+// Gb = Bᵀ·B cost O(r²·(in+out)). They are accumulated from panels of at most
+// 64 rows of Xᵀ (columns of A, rows of B): each panel's products are summed in
+// float32 — bf16 factors have 8-bit significands, so every product is exact in
+// float32 and only the at most 64 additions round — and each panel's sums are
+// added into a float64 matrix. An entry's relative error is thus about
+// 64·2⁻²⁴ ≈ 4·10⁻⁶ in the worst case and far less in practice.
+//
+// # Singular values
+//
+// The non-zero singular values of B·A are the square roots of the
+// eigenvalues of Gb·Ga. Any C with CᵀC = Ga gives eig(C·Gb·Cᵀ) = eig(Gb·Ga),
+// and C·Gb·Cᵀ is symmetric. C comes from a Cholesky factorisation with
+// complete pivoting (LAPACK's dpstrf, in gonum), which also handles a
+// singular Ga (a factor zero-padded where a side is below r); the σᵢ²/s² are
+// then the eigenvalues of a k × k symmetric matrix (dsyev, values only).
+// Everything after the Grams is O(r³) in float64.
+//
+// Because the Grams square the singular values, a value below about
+// √(10⁻⁶) = 10⁻³ of σ₁ is not resolved. The numerical rank therefore counts
+// σᵢ above σ₁·max(max(out, in)·2⁻²³, 2⁻¹⁰) — NumPy's matrix_rank threshold
+// for float32 data (2·10⁻³ for 17408 × 5120), floored at the Gram's
+// resolution — and never more than min(r, out, in). An exactly zero direction
+// (a zero row of A or column of B) stays exactly zero.
+//
+// # SVD form
+//
+// An adapter extracted as the model card describes has A = √S·Vᵀ and
+// B = U·√S, so Ga = Gb = S, one diagonal matrix. FormDeviation measures the
+// largest normalised off-diagonal entry |Gᵢⱼ|/√(Gᵢᵢ·Gⱼⱼ) of either Gram and
+// the largest relative difference of their diagonals. Rounding the factors
+// to bf16 perturbs each element by at most 2⁻⁸ relatively, and an inner
+// product of n such elements averages that to about 2⁻⁹/√n, so a genuine
+// factorisation scores well under 10⁻³; the threshold FormTolerance = 2⁻⁶
+// leaves a wide margin, while factors not in SVD form (a trained LoRA's A is
+// not orthogonal) score O(1/√r) or more.
+package spectral

@@ -1,0 +1,167 @@
+package spectral
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// PanelRows is the number of rows of Xᵀ summed in float32 before the sums
+// are added into the float64 Gram.
+const PanelRows = 64
+
+// Gram accumulates G = Xᵀ·X for an n-column X fed in panels of rows.
+type Gram struct {
+	N      int       // the Gram is N × N
+	stride int       // N rounded up to 16
+	g      []float64 // stride × stride, upper triangle accumulated
+	panel  []float32 // PanelRows × stride, rows of Xᵀ, zero-padded
+	rows   int       // rows filled in the current panel
+}
+
+// NewGram returns an empty n × n Gram.
+func NewGram(n int) *Gram {
+	s := (n + 15) &^ 15
+	return &Gram{N: n, stride: s, g: make([]float64, s*s), panel: make([]float32, PanelRows*s)}
+}
+
+// Reset empties the Gram for reuse with the same n.
+func (g *Gram) Reset() {
+	clear(g.g)
+	g.rows = 0
+}
+
+// Row returns the next panel row to fill (n values, zero-padded beyond),
+// flushing the panel first when it is full.
+func (g *Gram) Row() []float32 {
+	if g.rows == PanelRows {
+		g.Flush()
+	}
+	r := g.panel[g.rows*g.stride : g.rows*g.stride+g.N]
+	g.rows++
+	return r
+}
+
+// Flush adds the filled panel rows into the Gram.
+func (g *Gram) Flush() {
+	if g.rows == 0 {
+		return
+	}
+	syrkPanel(g.panel[:g.rows*g.stride], g.rows, g.stride, g.g)
+	g.rows = 0
+}
+
+// Sym returns the finished Gram as a symmetric matrix.
+func (g *Gram) Sym() *mat.SymDense {
+	g.Flush()
+	n := g.N
+	data := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			v := g.g[i*g.stride+j]
+			data[i*n+j], data[j*n+i] = v, v
+		}
+	}
+	return mat.NewSymDense(n, data)
+}
+
+// syrkPanel adds Pᵀ·P into the upper triangle of g (stride × stride), for P
+// k × stride row-major. Tiles of 4 × 16 entries are summed in float32 over
+// the panel's k rows.
+var syrkPanel = syrkPanelGo
+
+func syrkPanelGo(p []float32, k, stride int, g []float64) {
+	for i0 := 0; i0 < stride; i0 += 4 {
+		for j0 := i0 &^ 15; j0 < stride; j0 += 16 {
+			for jj := j0; jj < j0+16; jj += 4 {
+				if jj+4 <= i0 {
+					continue // strictly below the diagonal
+				}
+				tile4x4(p, k, stride, i0, jj, g)
+			}
+		}
+	}
+}
+
+// tile4x4 sums a 4 × 4 block of Pᵀ·P in sixteen scalar accumulators.
+func tile4x4(p []float32, k, stride, i0, j0 int, g []float64) {
+	var c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33 float32
+	for t := 0; t < k; t++ {
+		row := p[t*stride : t*stride+stride]
+		a := row[i0 : i0+4 : i0+4]
+		b := row[j0 : j0+4 : j0+4]
+		a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
+		b0, b1, b2, b3 := b[0], b[1], b[2], b[3]
+		c00 += a0 * b0
+		c01 += a0 * b1
+		c02 += a0 * b2
+		c03 += a0 * b3
+		c10 += a1 * b0
+		c11 += a1 * b1
+		c12 += a1 * b2
+		c13 += a1 * b3
+		c20 += a2 * b0
+		c21 += a2 * b1
+		c22 += a2 * b2
+		c23 += a2 * b3
+		c30 += a3 * b0
+		c31 += a3 * b1
+		c32 += a3 * b2
+		c33 += a3 * b3
+	}
+	r0 := g[i0*stride+j0 : i0*stride+j0+4 : i0*stride+j0+4]
+	r1 := g[(i0+1)*stride+j0 : (i0+1)*stride+j0+4 : (i0+1)*stride+j0+4]
+	r2 := g[(i0+2)*stride+j0 : (i0+2)*stride+j0+4 : (i0+2)*stride+j0+4]
+	r3 := g[(i0+3)*stride+j0 : (i0+3)*stride+j0+4 : (i0+3)*stride+j0+4]
+	r0[0] += float64(c00)
+	r0[1] += float64(c01)
+	r0[2] += float64(c02)
+	r0[3] += float64(c03)
+	r1[0] += float64(c10)
+	r1[1] += float64(c11)
+	r1[2] += float64(c12)
+	r1[3] += float64(c13)
+	r2[0] += float64(c20)
+	r2[1] += float64(c21)
+	r2[2] += float64(c22)
+	r2[3] += float64(c23)
+	r3[0] += float64(c30)
+	r3[1] += float64(c31)
+	r3[2] += float64(c32)
+	r3[3] += float64(c33)
+}
+
+// Kernel names the Gram kernel in use ("go" or "avx2").
+func Kernel() string { return kernelName }
+
+var kernelName = "go"
+
+// GramOfRows computes X·Xᵀ for X rows × cols row-major (e.g. A·Aᵀ), by
+// feeding the columns of X as panel rows. A helper for tests and callers that
+// hold X decoded.
+func GramOfRows(x []float32, rows, cols int) *mat.SymDense {
+	g := NewGram(rows)
+	for c := 0; c < cols; c++ {
+		dst := g.Row()
+		for i := 0; i < rows; i++ {
+			dst[i] = x[i*cols+c]
+		}
+	}
+	return g.Sym()
+}
+
+// GramOfCols computes Xᵀ·X for X rows × cols row-major (e.g. Bᵀ·B).
+func GramOfCols(x []float32, rows, cols int) *mat.SymDense {
+	g := NewGram(cols)
+	for i := 0; i < rows; i++ {
+		copy(g.Row(), x[i*cols:(i+1)*cols])
+	}
+	return g.Sym()
+}
+
+func sqrtPos(x float64) float64 {
+	if x <= 0 {
+		return 0
+	}
+	return math.Sqrt(x)
+}

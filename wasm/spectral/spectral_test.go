@@ -1,0 +1,236 @@
+package spectral
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/kvit-s/clefcheck/wasm/dtype"
+)
+
+func randBF16(rng *rand.Rand, n int, scale float64) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = dtype.RoundBF16(float32(rng.NormFloat64() * scale))
+	}
+	return x
+}
+
+// naiveGram is the reference: float64 sums of float64 products.
+func naiveGram(x []float32, rows, cols int, ofRows bool) []float64 {
+	n := cols
+	if ofRows {
+		n = rows
+	}
+	g := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			s := 0.0
+			if ofRows {
+				for k := 0; k < cols; k++ {
+					s += float64(x[i*cols+k]) * float64(x[j*cols+k])
+				}
+			} else {
+				for k := 0; k < rows; k++ {
+					s += float64(x[k*cols+i]) * float64(x[k*cols+j])
+				}
+			}
+			g[i*n+j] = s
+		}
+	}
+	return g
+}
+
+func TestGramAgainstNaive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, sz := range [][2]int{{1, 1}, {3, 70}, {16, 64}, {17, 129}, {40, 33}, {256, 300}} {
+		rows, cols := sz[0], sz[1]
+		x := randBF16(rng, rows*cols, 0.05)
+		for _, ofRows := range []bool{true, false} {
+			var g *mat.SymDense
+			if ofRows {
+				g = GramOfRows(x, rows, cols)
+			} else {
+				g = GramOfCols(x, rows, cols)
+			}
+			want := naiveGram(x, rows, cols, ofRows)
+			n := g.SymmetricDim()
+			for i := 0; i < n; i++ {
+				for j := 0; j < n; j++ {
+					w := want[i*n+j]
+					// float32 sums of ≤ 64 exact products: relative 64·2⁻²⁴ of the
+					// sum of magnitudes, bounded here by √(Gii·Gjj).
+					tol := 64.0 / (1 << 24) * math.Sqrt(want[i*n+i]*want[j*n+j])
+					if d := math.Abs(g.At(i, j) - w); d > tol+1e-30 {
+						t.Fatalf("%v rows=%v (%d,%d): %g vs %g (tol %g) kernel %s", sz, ofRows, i, j, g.At(i, j), w, tol, Kernel())
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSingularValuesAgainstSVD checks the Gram route against gonum's SVD of
+// the explicit product, an independent computation.
+func TestSingularValuesAgainstSVD(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, c := range []struct{ r, out, in int }{{8, 40, 50}, {16, 6, 64}, {16, 192, 64}, {32, 100, 90}} {
+		a := randBF16(rng, c.r*c.in, 0.1)
+		b := randBF16(rng, c.out*c.r, 0.1)
+		s := 2.0
+		got, err := SingularValues(GramOfRows(a, c.r, c.in), GramOfCols(b, c.out, c.r), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		A := mat.NewDense(c.r, c.in, f64(a))
+		B := mat.NewDense(c.out, c.r, f64(b))
+		var P mat.Dense
+		P.Mul(B, A)
+		P.Scale(s, &P)
+		var svd mat.SVD
+		if !svd.Factorize(&P, mat.SVDNone) {
+			t.Fatal("svd")
+		}
+		want := svd.Values(nil)
+		for i := 0; i < c.r; i++ {
+			w := 0.0
+			if i < len(want) {
+				w = want[i]
+			}
+			// Values resolved by the Grams: relative 1e-4 of σ₁ is far above
+			// float64 rounding and far below a bf16 step.
+			if math.Abs(got[i]-w) > 1e-4*want[0] {
+				t.Fatalf("%+v σ%d = %g, svd %g", c, i, got[i], w)
+			}
+		}
+		rank := NumericalRank(got, c.out, c.in)
+		if want := min(c.r, c.out, c.in); rank != want {
+			t.Errorf("%+v rank %d, want %d", c, rank, want)
+		}
+	}
+}
+
+func f64(x []float32) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = float64(v)
+	}
+	return out
+}
+
+// svdForm returns bf16 factors in SVD form for a random rank-r matrix.
+func svdForm(rng *rand.Rand, r, out, in int) (a, b []float32) {
+	D := mat.NewDense(out, in, nil)
+	for k := 0; k < r; k++ {
+		u := make([]float64, out)
+		v := make([]float64, in)
+		for i := range u {
+			u[i] = rng.NormFloat64()
+		}
+		for i := range v {
+			v[i] = rng.NormFloat64()
+		}
+		var o mat.Dense
+		o.Outer(math.Pow(0.8, float64(k)), mat.NewVecDense(out, u), mat.NewVecDense(in, v))
+		D.Add(D, &o)
+	}
+	var svd mat.SVD
+	svd.Factorize(D, mat.SVDThin)
+	var U, V mat.Dense
+	svd.UTo(&U)
+	svd.VTo(&V)
+	sv := svd.Values(nil)
+	a = make([]float32, r*in)
+	b = make([]float32, out*r)
+	for k := 0; k < r && k < len(sv); k++ {
+		sq := math.Sqrt(sv[k])
+		for j := 0; j < in; j++ {
+			a[k*in+j] = dtype.RoundBF16(float32(sq * V.At(j, k)))
+		}
+		for i := 0; i < out; i++ {
+			b[i*r+k] = dtype.RoundBF16(float32(sq * U.At(i, k)))
+		}
+	}
+	return a, b
+}
+
+func TestForm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	a, b := svdForm(rng, 16, 192, 64)
+	f := FormOf(GramOfRows(a, 16, 64), GramOfCols(b, 192, 16))
+	if f.Deviation() > FormTolerance/4 {
+		t.Errorf("genuine SVD form scores %+v", f)
+	}
+	// Zero-padded where a side is below r: still in form.
+	a, b = svdForm(rng, 16, 6, 64)
+	if f := FormOf(GramOfRows(a, 16, 64), GramOfCols(b, 6, 16)); f.Deviation() > FormTolerance/4 {
+		t.Errorf("padded SVD form scores %+v", f)
+	}
+	// Random factors (a trained LoRA) are not in SVD form.
+	ra, rb := randBF16(rng, 16*64, 0.1), randBF16(rng, 192*16, 0.1)
+	if f := FormOf(GramOfRows(ra, 16, 64), GramOfCols(rb, 192, 16)); f.Deviation() < 4*FormTolerance {
+		t.Errorf("random factors score only %+v", f)
+	}
+	// Moving the scale between the factors breaks the equal diagonals.
+	for i := range a {
+		a[i] *= 1.1
+	}
+	for i := range b {
+		b[i] /= 1.1
+	}
+	if f := FormOf(GramOfRows(a, 16, 64), GramOfCols(b, 6, 16)); f.Diag < 0.1 {
+		t.Errorf("rescaled factors: %+v", f)
+	}
+}
+
+func TestRankDeficient(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	a, b := svdForm(rng, 16, 192, 64)
+	for j := 0; j < 64; j++ {
+		a[5*64+j] = 0 // drop one direction
+	}
+	sigma, err := SingularValues(GramOfRows(a, 16, 64), GramOfCols(b, 192, 16), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := NumericalRank(sigma, 192, 64); r != 15 {
+		t.Errorf("rank = %d, want 15 (σ = %v)", r, sigma)
+	}
+}
+
+func ExampleSingularValues() {
+	// B·A = [[2,0],[0,1]]·[[3,0,0],[0,1,0]] has singular values 6 and 1.
+	a := []float32{3, 0, 0, 0, 1, 0}
+	b := []float32{2, 0, 0, 1}
+	sigma, _ := SingularValues(GramOfRows(a, 2, 3), GramOfCols(b, 2, 2), 1)
+	fmt.Printf("%.6f %.6f\n", sigma[0], sigma[1])
+	// Output: 6.000000 1.000000
+}
+
+// TestKernelsAgree compares the kernel in use (the AVX2 one under
+// GOEXPERIMENT=simd on amd64) with the portable one on the same panels.
+func TestKernelsAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, n := range []int{16, 48, 256} {
+		stride := n
+		p := randBF16(rng, PanelRows*stride, 0.02)
+		for _, k := range []int{1, 7, PanelRows} {
+			g1 := make([]float64, stride*stride)
+			g2 := make([]float64, stride*stride)
+			syrkPanel(p[:k*stride], k, stride, g1)
+			syrkPanelGo(p[:k*stride], k, stride, g2)
+			for i := 0; i < n; i++ {
+				for j := i; j < n; j++ {
+					a, b := g1[i*stride+j], g2[i*stride+j]
+					if d := math.Abs(a - b); d > 1e-6*math.Sqrt(g2[i*stride+i]*g2[j*stride+j])+1e-30 {
+						t.Fatalf("kernel %s n=%d k=%d (%d,%d): %g vs %g", Kernel(), n, k, i, j, a, b)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("kernel in use: %s", Kernel())
+}
