@@ -42,6 +42,18 @@ func (g *Gram) Row() []float32 {
 	return r
 }
 
+// NextPanel flushes what is filled and returns k ≤ PanelRows rows to fill
+// (row t at [t·Stride, t·Stride+N), padding left zero). They are added at
+// the next NextPanel, Row or Sym.
+func (g *Gram) NextPanel(k int) []float32 {
+	g.Flush()
+	g.rows = k
+	return g.panel[:k*g.stride]
+}
+
+// Stride is the row stride of panels returned by NextPanel.
+func (g *Gram) Stride() int { return g.stride }
+
 // Flush adds the filled panel rows into the Gram.
 func (g *Gram) Flush() {
 	if g.rows == 0 {
@@ -49,6 +61,12 @@ func (g *Gram) Flush() {
 	}
 	syrkPanel(g.panel[:g.rows*g.stride], g.rows, g.stride, g.g)
 	g.rows = 0
+}
+
+// Diag returns diagonal entry i of the Gram accumulated so far.
+func (g *Gram) Diag(i int) float64 {
+	g.Flush()
+	return g.g[i*g.stride+i]
 }
 
 // Sym returns the finished Gram as a symmetric matrix.
