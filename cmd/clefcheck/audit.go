@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/kvit-s/clefcheck/wasm/audit"
+	"github.com/kvit-s/clefcheck/wasm/extraction"
+	"github.com/kvit-s/clefcheck/wasm/rebuild"
+	"github.com/kvit-s/clefcheck/wasm/report"
+	"github.com/kvit-s/clefcheck/wasm/source"
+)
+
+// AuditCommand audits an adapter directory.
+type AuditCommand struct {
+	stdout, stderr io.Writer
+}
+
+func (c *AuditCommand) Usage() string {
+	return `Usage: clefcheck audit [flags] ADAPTER
+
+Audits the PEFT LoRA adapter in directory ADAPTER (adapter_config.json and
+adapter_model.safetensors, or shards with adapter_model.safetensors.index.json).
+ADAPTER/extraction-report.json is used when present.
+
+Flags:
+  --claims NAME|FILE  claims profile to check against (built-in: clef-lora-r256, demo)
+  --report FILE       extraction report (default: ADAPTER/extraction-report.json)
+  --base DIR          base checkpoint, with --tuned: run the rebuild check too
+  --tuned DIR         tuned checkpoint
+  --quick             skip the spectra (inventory, dtypes, NaN/Inf scan, norms only)
+  --workers N         parallel workers (default: all cores)
+  --json              print one JSON object {verdict, findings, summary, matrices}
+  --matrices          with the table output, list every pair's figures
+  --no-progress       no progress on stderr
+  --cpuprofile FILE   write a Go CPU profile (for performance work)
+
+Exit status: 0 pass or warn, 1 fail, 2 could not run.
+`
+}
+
+func (c *AuditCommand) Run(ctx context.Context, args []string) error {
+	fs := newFlags("audit", c.Usage)
+	claimsFlag := fs.String("claims", "", "")
+	reportFlag := fs.String("report", "", "")
+	baseFlag := fs.String("base", "", "")
+	tunedFlag := fs.String("tuned", "", "")
+	quick := fs.Bool("quick", false, "")
+	workers := fs.Int("workers", 0, "")
+	asJSON := fs.Bool("json", false, "")
+	matrices := fs.Bool("matrices", false, "")
+	noProgress := fs.Bool("no-progress", false, "")
+	cpuprofile := fs.String("cpuprofile", "", "")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	if len(pos) != 1 {
+		return &UsageError{Msg: "give exactly one ADAPTER directory (try 'clefcheck world demo' and 'clefcheck audit demo/adapter')"}
+	}
+	dir := pos[0]
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return &UsageError{Msg: fmt.Sprintf("%s is not a directory", dir)}
+	}
+	if (*baseFlag == "") != (*tunedFlag == "") {
+		return &UsageError{Msg: "--base and --tuned go together"}
+	}
+	prof, err := loadClaims(*claimsFlag)
+	if err != nil {
+		return err
+	}
+	opt := audit.Options{Claims: prof, Quick: *quick, Workers: *workers}
+	if *reportFlag != "" {
+		data, err := readFileLimited(*reportFlag, extraction.MaxSize)
+		if err != nil {
+			return &UsageError{Msg: fmt.Sprintf("--report: %v", err)}
+		}
+		rep, err := extraction.Parse(data, *reportFlag)
+		if err != nil {
+			return &UsageError{Msg: fmt.Sprintf("--report: %v", err)}
+		}
+		opt.Report, opt.ReportName = rep, *reportFlag
+	}
+	prog := newProgressPrinter(c.stderr, *noProgress)
+	opt.Progress = prog.report
+	res, err := audit.Run(ctx, source.Dir(dir), ".", opt)
+	prog.done()
+	if err != nil {
+		return err
+	}
+	res.Summary.Adapter = dir
+	for i := range res.Summary.Files {
+		res.Summary.Files[i] = filepath.Join(dir, res.Summary.Files[i])
+	}
+	var rb *rebuild.Result
+	if *baseFlag != "" {
+		rb, err = rebuild.Run(ctx, rebuild.Options{
+			Adapter: source.Dir(dir), Base: source.Dir(*baseFlag), Tuned: source.Dir(*tunedFlag),
+			Claims: prof, Report: opt.Report, Workers: *workers, Progress: prog.report,
+		})
+		prog.done()
+		if err != nil {
+			return err
+		}
+		res.Findings = append(res.Findings, rb.Findings...)
+		report.Sort(res.Findings)
+		res.Verdict = report.Verdict(res.Findings)
+	}
+	if *asJSON {
+		out := struct {
+			*audit.Result
+			Rebuild *rebuild.Result `json:"rebuild,omitempty"`
+		}{res, rb}
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		printAudit(c.stdout, res, *matrices)
+		if rb != nil {
+			printRebuild(c.stdout, rb)
+		}
+	}
+	if res.Verdict == "fail" {
+		return &FailedError{Verdict: res.Verdict}
+	}
+	return nil
+}
+
+func printAudit(w io.Writer, res *audit.Result, matrices bool) {
+	s := res.Summary
+	fmt.Fprintf(w, "clefcheck audit of %s (%s, %.2f s)\n", s.Adapter, s.Mode, s.Seconds)
+	fmt.Fprintf(w, "  %d tensors in %d file(s); %d pairs (%d large, %d small), %d parameters, %d bytes\n", s.Tensors, len(s.Files), s.Pairs, s.Large, s.Small, s.Parameters, s.Bytes)
+	fmt.Fprintf(w, "  r = %d, lora_alpha = %g, use_rslora = %v → scaling %g; dtypes %v\n", s.Rank, s.Alpha, s.RSLoRA, s.Scaling, s.DTypes)
+	if len(s.Layers) > 0 {
+		fmt.Fprintf(w, "  layers %d–%d (%d); modules %s\n", s.Layers[0], s.Layers[len(s.Layers)-1], len(s.Layers), strings.Join(s.Modules, ", "))
+	}
+	fmt.Fprintf(w, "  expected pairs from %s", s.Expectations)
+	if s.Report != "" {
+		fmt.Fprintf(w, "; report %s", s.Report)
+	}
+	if s.Claims != "" {
+		fmt.Fprintf(w, "; claims %s", s.Claims)
+	}
+	fmt.Fprintln(w)
+	printFindings(w, res.Findings)
+	if matrices {
+		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "\nmodule\tout×in\tr\trank\tσ₁\t‖ΔW‖_F\tform\treport σ\treport ‖·‖")
+		for _, m := range res.Matrices {
+			fmt.Fprintf(tw, "%s\t%d×%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Module, m.Out, m.In, m.Rank,
+				intOr(m.NumRank, m.Sigma != nil), first(m.Sigma), num(m.Fro, m.Sigma != nil), ptr(m.FormDev), ptr(m.ReportSV), ptr(m.ReportFro))
+		}
+		tw.Flush()
+	}
+	fmt.Fprintf(w, "\nverdict: %s\n", strings.ToUpper(res.Verdict))
+}
+
+func printFindings(w io.Writer, fs []report.Finding) {
+	counts := map[report.Severity]int{}
+	for _, f := range fs {
+		counts[f.Severity]++
+	}
+	fmt.Fprintf(w, "\n%d findings: %d fail, %d warn, %d info\n", len(fs), counts[report.Fail], counts[report.Warn], counts[report.Info])
+	const maxShown = 40
+	for i, f := range fs {
+		if i == maxShown {
+			fmt.Fprintf(w, "  … %d more (use --json for all)\n", len(fs)-maxShown)
+			break
+		}
+		fmt.Fprintf(w, "  %-4s %-17s %s: %s\n", strings.ToUpper(string(f.Severity)), f.Code, f.Subject, f.Message)
+	}
+}
+
+func first(x []float64) string {
+	if len(x) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.4g", x[0])
+}
+
+func num(x float64, ok bool) string {
+	if !ok {
+		return "-"
+	}
+	return fmt.Sprintf("%.4g", x)
+}
+
+func intOr(x int, ok bool) string {
+	if !ok {
+		return "-"
+	}
+	return fmt.Sprint(x)
+}
+
+func ptr(x *float64) string {
+	if x == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.3g", *x)
+}
+
+func readFileLimited(path string, max int64) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > max {
+		return nil, fmt.Errorf("%s is %d bytes, more than the %d allowed", path, st.Size(), max)
+	}
+	return os.ReadFile(path)
+}

@@ -1,0 +1,128 @@
+// Command clefcheck verifies a PEFT LoRA adapter extracted from a fine-tune
+// by SVD — kvit-s/clef-lora-r256 and others — and the demo world it ships.
+//
+// Exit status: 0 when the verdict is pass or warn, 1 when it is fail, 2 when
+// the command could not run (bad flags, nothing to read).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+)
+
+// Command is one subcommand.
+type Command interface {
+	Run(ctx context.Context, args []string) error
+	Usage() string
+}
+
+var commands = map[string]func() Command{
+	"audit":   func() Command { return &AuditCommand{stdout: os.Stdout, stderr: os.Stderr} },
+	"rebuild": func() Command { return &RebuildCommand{stdout: os.Stdout, stderr: os.Stderr} },
+	"world":   func() Command { return &WorldCommand{stdout: os.Stdout, stderr: os.Stderr} },
+	"claims":  func() Command { return &ClaimsCommand{stdout: os.Stdout} },
+}
+
+// UsageError is a mistake in how the command was called (exit 2).
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// FailedError means the check ran and failed (exit 1).
+type FailedError struct{ Verdict string }
+
+func (e *FailedError) Error() string { return "verdict: " + e.Verdict }
+
+func usage() string {
+	var names []string
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return fmt.Sprintf(`clefcheck verifies LoRA adapters extracted by SVD, and the claims made for them.
+
+Usage:
+	clefcheck <command> [arguments]
+
+Commands:
+	%s
+
+Run 'clefcheck <command> -h' for a command's flags.
+`, strings.Join(names, "\n\t"))
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stderr))
+}
+
+// run maps errors to exit codes; it is the only place that does.
+func run(ctx context.Context, args []string, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stderr, usage())
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	mk, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "clefcheck: unknown command %q\n\n%s", args[0], usage())
+		return 2
+	}
+	cmd := mk()
+	err := cmd.Run(ctx, args[1:])
+	var ue *UsageError
+	var fe *FailedError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stderr, cmd.Usage())
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "clefcheck %s: %s\n\n%s", args[0], ue.Msg, cmd.Usage())
+		return 2
+	case errors.As(err, &fe):
+		return 1
+	default:
+		fmt.Fprintf(stderr, "clefcheck %s: %v\n", args[0], err)
+		return 2
+	}
+}
+
+// newFlags returns a flag set that reports errors instead of exiting.
+func newFlags(name string, usage func() string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// parse parses flags that may come before or after the positional
+// arguments, and wraps mistakes as usage errors.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, &UsageError{Msg: err.Error()}
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/kvit-s/clefcheck/wasm/rebuild"
+	"github.com/kvit-s/clefcheck/wasm/source"
+)
+
+// RebuildCommand checks base + s·B·A against the tuned checkpoint.
+type RebuildCommand struct{ stdout, stderr io.Writer }
+
+func (c *RebuildCommand) Usage() string {
+	return `Usage: clefcheck rebuild [flags] --base DIR --tuned DIR ADAPTER
+
+For every pair of the adapter in ADAPTER, computes residual_fro, noise_fro,
+residual_to_noise and rebuilt_rel_error of W_base + s·B·A against W_tuned (in
+row blocks, so memory stays small), and repeats the model card's identity
+check (SHA-256 of each tensor's first 256 KiB in both checkpoints).
+Checkpoints are single model.safetensors files or Hub-style shards with
+model.safetensors.index.json.
+
+Flags:
+  --base DIR          base checkpoint (required)
+  --tuned DIR         tuned checkpoint (required)
+  --claims NAME|FILE  claims profile for the fidelity bounds
+  --workers N         parallel workers (default: all cores)
+  --json              print the result as JSON
+  --no-progress       no progress on stderr
+`
+}
+
+func (c *RebuildCommand) Run(ctx context.Context, args []string) error {
+	fs := newFlags("rebuild", c.Usage)
+	baseFlag := fs.String("base", "", "")
+	tunedFlag := fs.String("tuned", "", "")
+	claimsFlag := fs.String("claims", "", "")
+	workers := fs.Int("workers", 0, "")
+	asJSON := fs.Bool("json", false, "")
+	noProgress := fs.Bool("no-progress", false, "")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || *baseFlag == "" || *tunedFlag == "" {
+		return &UsageError{Msg: "need --base DIR, --tuned DIR and one ADAPTER directory"}
+	}
+	prof, err := loadClaims(*claimsFlag)
+	if err != nil {
+		return err
+	}
+	prog := newProgressPrinter(c.stderr, *noProgress)
+	res, err := rebuild.Run(ctx, rebuild.Options{Adapter: source.Dir(pos[0]), Base: source.Dir(*baseFlag), Tuned: source.Dir(*tunedFlag), Claims: prof, Workers: *workers, Progress: prog.report})
+	prog.done()
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		printRebuild(c.stdout, res)
+		fmt.Fprintf(c.stdout, "\nverdict: %s\n", strings.ToUpper(res.Verdict))
+	}
+	if res.Verdict == "fail" {
+		return &FailedError{Verdict: res.Verdict}
+	}
+	return nil
+}
+
+func printRebuild(w io.Writer, res *rebuild.Result) {
+	fmt.Fprintf(w, "\nrebuild: %d tensors compared, %d differ; %d modules rebuilt\n", res.Compared, len(res.Differing), len(res.Matrices))
+	worst := struct{ ratio, rel float64 }{}
+	for _, m := range res.Matrices {
+		worst.ratio = max(worst.ratio, m.ResidualToNoise)
+		worst.rel = max(worst.rel, m.RebuiltRelError)
+	}
+	fmt.Fprintf(w, "  largest residual/noise %.4g, largest rebuilt relative error %.4g%%\n", worst.ratio, 100*worst.rel)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	shown := 0
+	for _, m := range res.Matrices {
+		if shown == 0 {
+			fmt.Fprintln(tw, "  module\tout×in\tresidual/noise\trebuilt rel. error")
+		}
+		if shown < 8 || m.ResidualToNoise > 1 {
+			fmt.Fprintf(tw, "  %s\t%d×%d\t%.4f\t%.4g%%\n", m.Module, m.Out, m.In, m.ResidualToNoise, 100*m.RebuiltRelError)
+			shown++
+		}
+	}
+	tw.Flush()
+	if len(res.Matrices) > shown {
+		fmt.Fprintf(w, "  … %d more (use --json for all)\n", len(res.Matrices)-shown)
+	}
+	printFindings(w, res.Findings)
+}

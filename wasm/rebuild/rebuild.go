@@ -1,0 +1,466 @@
+// Package rebuild checks an adapter against the two checkpoints it was
+// extracted from: for every adapted module, W_base + s·B·A against W_tuned.
+//
+// For each module, with D = W_tuned − W_base:
+//
+//	residual_fro      = ‖W_tuned − W_base − s·B·A‖_F
+//	noise_fro         = √(Σ ulp(w)²/12) over W_tuned, the rms rounding error
+//	                    of storing W_tuned in bf16 (ulp(w) = 2^(exponent(w)−7))
+//	residual_to_noise = residual_fro / noise_fro
+//	rebuilt_rel_error = ‖W_base + s·B·A − W_tuned‖_F / ‖W_tuned‖_F
+//
+// exactly as FORMATS §4 defines them. Weights are read in blocks of rows, so
+// memory stays O(r·(out+in) + block·in) whatever the matrix size; s·B·A for a
+// block is a float32 product (bf16 products are exact in float32, and the
+// r-term sums err by ~r·2⁻²⁴ of |B·A|, far below the bf16 noise measured).
+//
+// It also repeats the model card's step 1: every tensor of both checkpoints
+// is compared by a SHA-256 of its first 256 KiB (and its dtype and shape);
+// a tensor that differs without a pair in the adapter is pair.missing.
+package rebuild
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+
+	"github.com/kvit-s/clefcheck/wasm/claims"
+	"github.com/kvit-s/clefcheck/wasm/dtype"
+	"github.com/kvit-s/clefcheck/wasm/extraction"
+	"github.com/kvit-s/clefcheck/wasm/peft"
+	"github.com/kvit-s/clefcheck/wasm/progress"
+	"github.com/kvit-s/clefcheck/wasm/report"
+	"github.com/kvit-s/clefcheck/wasm/safetensors"
+	"github.com/kvit-s/clefcheck/wasm/source"
+)
+
+// HashPrefix is how much of each tensor the identity check hashes (the card's 256 KiB).
+const HashPrefix = 256 << 10
+
+// DefaultRatioBound is the residual_to_noise bound used without claims.
+const DefaultRatioBound = 1.1
+
+// ReportTolerance is the relative agreement required with the report's
+// figures: both sides sum the same bf16 values, in different orders.
+const ReportTolerance = 1e-2
+
+// Options configure a rebuild check; the adapter, base and tuned
+// checkpoints are the root directories of their file systems.
+type Options struct {
+	Adapter, Base, Tuned fs.FS
+	Claims               *claims.Profile
+	Report               *extraction.Report // nil: Adapter's extraction-report.json if present
+	Workers              int
+	RowBlock             int // rows per block (default 256)
+	Progress             func(progress.Status)
+}
+
+// Matrix holds one module's rebuild figures.
+type Matrix struct {
+	Module          string  `json:"module"`
+	Out             int     `json:"out"`
+	In              int     `json:"in"`
+	Large           bool    `json:"large"`
+	DeltaFro        float64 `json:"delta_fro"`
+	ResidualFro     float64 `json:"residual_fro"`
+	NoiseFro        float64 `json:"noise_fro"`
+	ResidualToNoise float64 `json:"residual_to_noise"`
+	RebuiltRelError float64 `json:"rebuilt_rel_error"`
+}
+
+// Result is the rebuild check's outcome.
+type Result struct {
+	Verdict   string           `json:"verdict"`
+	Findings  []report.Finding `json:"findings"`
+	Compared  int              `json:"tensors_compared"`
+	Differing []string         `json:"tensors_differing"`
+	Matrices  []*Matrix        `json:"matrices"`
+}
+
+type job struct {
+	m      *Matrix
+	keyA   string
+	keyB   string
+	weight string
+	s      float64
+	r      int
+	fanIn  bool
+}
+
+// Run performs the rebuild check.
+func Run(ctx context.Context, opt Options) (*Result, error) {
+	res := &Result{}
+	var c report.Collector
+	finish := func() *Result {
+		report.Sort(c.Findings)
+		res.Findings = c.Findings
+		if res.Findings == nil {
+			res.Findings = []report.Finding{}
+		}
+		res.Verdict = report.Verdict(res.Findings)
+		return res
+	}
+	data, err := source.ReadSmall(opt.Adapter, "adapter_config.json", 16<<20)
+	if err != nil {
+		c.Findings = append(c.Findings, report.FindingsOf(err, "adapter_config.json")...)
+		return finish(), nil
+	}
+	cfg, err := peft.ParseConfig(data)
+	if err != nil {
+		c.Findings = append(c.Findings, report.FindingsOf(err, "adapter_config.json")...)
+		return finish(), nil
+	}
+	var cks [3]*safetensors.Checkpoint
+	for i, x := range []struct {
+		fsys fs.FS
+		stem string
+	}{{opt.Adapter, "adapter_model"}, {opt.Base, "model"}, {opt.Tuned, "model"}} {
+		ck, err := safetensors.OpenCheckpoint(x.fsys, ".", x.stem)
+		if err != nil {
+			c.Findings = append(c.Findings, report.FindingsOf(err, x.stem)...)
+			continue
+		}
+		defer ck.Close()
+		cks[i] = ck
+	}
+	if cks[0] == nil || cks[1] == nil || cks[2] == nil {
+		return finish(), nil
+	}
+	ad, base, tuned := cks[0], cks[1], cks[2]
+	rep := opt.Report
+	if rep == nil && source.Exists(opt.Adapter, "extraction-report.json") {
+		if data, err := source.ReadSmall(opt.Adapter, "extraction-report.json", extraction.MaxSize); err == nil {
+			rep, _ = extraction.Parse(data, "extraction-report.json")
+		}
+	}
+
+	// Pairs of the adapter, by module.
+	pairs := map[string]*job{}
+	for _, name := range ad.Names() {
+		k := peft.ParseKey(name)
+		if k.Kind != peft.KindLoRA {
+			continue
+		}
+		j := pairs[k.Module]
+		if j == nil {
+			j = &job{m: &Matrix{Module: k.Module}, weight: k.Module + ".weight", s: cfg.Scaling(k.Module), r: cfg.RankOf(k.Module), fanIn: cfg.FanInFanOut}
+			pairs[k.Module] = j
+		}
+		if k.Half == peft.HalfA {
+			j.keyA = name
+		} else {
+			j.keyB = name
+		}
+	}
+
+	// The card's step 1.
+	meter := progress.NewMeter("identity check", int64(len(base.Names())+len(tuned.Names())), opt.Progress)
+	differing := map[string]bool{}
+	seen := map[string]bool{}
+	for _, name := range base.Names() {
+		seen[name] = true
+		if _, _, ok := tuned.Tensor(name); !ok {
+			c.Addf(report.RebuildError, report.Fail, name, nil, nil, "in the base checkpoint but not in the tuned one")
+			continue
+		}
+		same, err := samePrefix(base, tuned, name)
+		meter.Add(2)
+		if err != nil {
+			c.Findings = append(c.Findings, report.FindingsOf(err, name)...)
+			continue
+		}
+		res.Compared++
+		if !same {
+			differing[name] = true
+			res.Differing = append(res.Differing, name)
+		}
+	}
+	for _, name := range tuned.Names() {
+		if !seen[name] {
+			c.Addf(report.RebuildError, report.Fail, name, nil, nil, "in the tuned checkpoint but not in the base one")
+		}
+	}
+	meter.Finish()
+	sort.Strings(res.Differing)
+	for _, name := range res.Differing {
+		mod := trimWeight(name)
+		if pairs[mod] == nil {
+			c.Addf(report.PairMissing, report.Fail, mod, nil, nil, "the tuned model's %s differs from the base's (first %d KiB), but the adapter has no pair for it", name, HashPrefix>>10)
+		}
+	}
+	if p := opt.Claims; p != nil && p.TensorsCompared > 0 && res.Compared != p.TensorsCompared {
+		c.Addf(report.RebuildError, report.Warn, "checkpoints", res.Compared, p.TensorsCompared, "%d tensors compared, the claims say %d", res.Compared, p.TensorsCompared)
+	}
+	if rep != nil {
+		if rep.TensorsCompared != nil && *rep.TensorsCompared != res.Compared {
+			c.Addf(report.ReportMismatch, report.Fail, "extraction-report.json", res.Compared, *rep.TensorsCompared, "%d tensors compared here, the report says %d", res.Compared, *rep.TensorsCompared)
+		}
+		if rep.TensorsDiffering != nil && *rep.TensorsDiffering != len(res.Differing) {
+			c.Addf(report.ReportMismatch, report.Fail, "extraction-report.json", len(res.Differing), *rep.TensorsDiffering, "%d tensors differ here, the report says %d", len(res.Differing), *rep.TensorsDiffering)
+		}
+	}
+
+	// Rebuild each pair.
+	var jobs []*job
+	var total int64
+	var mods []string
+	for mod := range pairs {
+		mods = append(mods, mod)
+	}
+	sort.Strings(mods)
+	for _, mod := range mods {
+		j := pairs[mod]
+		if j.keyA == "" || j.keyB == "" {
+			continue // the audit reports half pairs
+		}
+		tb, _, okB := base.Tensor(j.weight)
+		_, _, okT := tuned.Tensor(j.weight)
+		if !okB || !okT {
+			c.Addf(report.PairUnexpected, report.Fail, mod, nil, nil, "the adapter has a pair for %s, which the checkpoints do not have", j.weight)
+			continue
+		}
+		if !differing[j.weight] {
+			c.Addf(report.PairUnexpected, report.Warn, mod, nil, nil, "the adapter changes %s, whose first %d KiB are identical in base and tuned", j.weight, HashPrefix>>10)
+		}
+		total += 2 * tb.Bytes()
+		jobs = append(jobs, j)
+	}
+	meter = progress.NewMeter("rebuild", total, opt.Progress)
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	block := opt.RowBlock
+	if block <= 0 {
+		block = 256
+	}
+	ch := make(chan *job)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range ch {
+				fs := rebuildOne(j, ad, base, tuned, block, meter)
+				mu.Lock()
+				c.Findings = append(c.Findings, fs...)
+				mu.Unlock()
+			}
+		}()
+	}
+	var cerr error
+	for _, j := range jobs {
+		if cerr = ctx.Err(); cerr != nil {
+			break
+		}
+		ch <- j
+	}
+	close(ch)
+	wg.Wait()
+	meter.Finish()
+	if cerr != nil {
+		return nil, cerr
+	}
+	for _, j := range jobs {
+		if j.m.NoiseFro == 0 && j.m.Out == 0 {
+			continue
+		}
+		res.Matrices = append(res.Matrices, j.m)
+		judge(&c, j.m, opt.Claims, rep)
+	}
+	return finish(), nil
+}
+
+func trimWeight(name string) string {
+	const suf = ".weight"
+	if len(name) > len(suf) && name[len(name)-len(suf):] == suf {
+		return name[:len(name)-len(suf)]
+	}
+	return name
+}
+
+// samePrefix compares two tensors' dtype, shape and the SHA-256 of their
+// first HashPrefix bytes.
+func samePrefix(a, b *safetensors.Checkpoint, name string) (bool, error) {
+	ta, ra, _ := a.Tensor(name)
+	tb, rb, _ := b.Tensor(name)
+	if ta.DType != tb.DType || fmt.Sprint(ta.Shape) != fmt.Sprint(tb.Shape) {
+		return false, nil
+	}
+	n := min(ta.Bytes(), HashPrefix)
+	ba, err := ra.ReadRange(ta, 0, n, nil)
+	if err != nil {
+		return false, err
+	}
+	bb, err := rb.ReadRange(tb, 0, n, nil)
+	if err != nil {
+		return false, err
+	}
+	return sha256.Sum256(ba) == sha256.Sum256(bb), nil
+}
+
+// rebuildOne computes one module's figures in blocks of rows.
+func rebuildOne(j *job, ad, base, tuned *safetensors.Checkpoint, block int, meter *progress.Meter) []report.Finding {
+	var c report.Collector
+	m := j.m
+	ta, ra, _ := ad.Tensor(j.keyA)
+	tb, rb, _ := ad.Tensor(j.keyB)
+	tw, rw, _ := base.Tensor(j.weight)
+	tt, rt, _ := tuned.Tensor(j.weight)
+	if len(ta.Shape) != 2 || len(tb.Shape) != 2 || len(tw.Shape) != 2 || fmt.Sprint(tw.Shape) != fmt.Sprint(tt.Shape) {
+		c.Addf(report.ShapeMismatch, report.Fail, m.Module, fmt.Sprint(tw.Shape), nil, "cannot rebuild: base %v, tuned %v, lora_A %v, lora_B %v", tw.Shape, tt.Shape, ta.Shape, tb.Shape)
+		return c.Findings
+	}
+	r := int(ta.Shape[0])
+	in, out := int(ta.Shape[1]), int(tb.Shape[0])
+	wOut, wIn := int(tw.Shape[0]), int(tw.Shape[1])
+	if j.fanIn {
+		wOut, wIn = wIn, wOut
+	}
+	if int(tb.Shape[1]) != r || wOut != out || wIn != in {
+		c.Addf(report.ShapeMismatch, report.Fail, m.Module, []int{out, in}, []int{wOut, wIn}, "s·B·A is %d × %d, the weight is %d × %d", out, in, wOut, wIn)
+		return c.Findings
+	}
+	for _, t := range []safetensors.TensorInfo{ta, tb, tw, tt} {
+		if !dtype.Decodable(t.DType) {
+			c.Addf(report.DtypeUnexpected, report.Fail, t.Name, t.DType, nil, "cannot decode %s", t.DType)
+			return c.Findings
+		}
+	}
+	m.Out, m.In, m.Large = out, in, out > r && in > r
+	a, err := decodeAll(ra, ta)
+	if err != nil {
+		return report.FindingsOf(err, ta.Name)
+	}
+	bAll, err := decodeAll(rb, tb)
+	if err != nil {
+		return report.FindingsOf(err, tb.Name)
+	}
+	var res2, noise2, tuned2, delta2 float64
+	prod := make([]float32, block*in)
+	wblk := make([]float32, block*in)
+	tblk := make([]float32, block*in)
+	var raw []byte
+	A := blas32.General{Rows: r, Cols: in, Stride: in, Data: a}
+	for i0 := 0; i0 < out; i0 += block {
+		k := min(block, out-i0)
+		Bk := blas32.General{Rows: k, Cols: r, Stride: r, Data: bAll[i0*r : (i0+k)*r]}
+		P := blas32.General{Rows: k, Cols: in, Stride: in, Data: prod[:k*in]}
+		blas32.Gemm(blas.NoTrans, blas.NoTrans, float32(j.s), Bk, A, 0, P)
+		if raw, err = readRows(rw, tw, i0, k, j.fanIn, wblk, raw); err != nil {
+			return report.FindingsOf(err, tw.Name)
+		}
+		if raw, err = readRows(rt, tt, i0, k, j.fanIn, tblk, raw); err != nil {
+			return report.FindingsOf(err, tt.Name)
+		}
+		meter.Add(2 * int64(k*in) * int64(dtype.Size(tw.DType)))
+		for x := 0; x < k*in; x++ {
+			w, t := float64(wblk[x]), float64(tblk[x])
+			d := t - w
+			e := d - float64(prod[x])
+			res2 += e * e
+			delta2 += d * d
+			tuned2 += t * t
+			u := dtype.ULPBF16(tblk[x])
+			noise2 += u * u / 12
+		}
+	}
+	m.DeltaFro, m.ResidualFro, m.NoiseFro = math.Sqrt(delta2), math.Sqrt(res2), math.Sqrt(noise2)
+	if m.NoiseFro > 0 {
+		m.ResidualToNoise = m.ResidualFro / m.NoiseFro
+	}
+	if tuned2 > 0 {
+		m.RebuiltRelError = m.ResidualFro / math.Sqrt(tuned2)
+	}
+	return c.Findings
+}
+
+func decodeAll(r *safetensors.Reader, t safetensors.TensorInfo) ([]float32, error) {
+	raw, err := r.ReadTensor(t.Name, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float32, t.Len())
+	if _, err := dtype.Decode32(t.DType, raw, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// readRows decodes rows [i0, i0+k) of the out × in view of a weight into
+// dst; with fan_in_fan_out the weight is stored in × out and is read by
+// columns.
+func readRows(r *safetensors.Reader, t safetensors.TensorInfo, i0, k int, transposed bool, dst []float32, raw []byte) ([]byte, error) {
+	sz := dtype.Size(t.DType)
+	cols := int(t.Shape[1])
+	if !transposed {
+		var err error
+		raw, err = r.ReadRange(t, int64(i0*cols*sz), int64((i0+k)*cols*sz), raw)
+		if err != nil {
+			return raw, err
+		}
+		_, err = dtype.Decode32(t.DType, raw, dst[:k*cols])
+		return raw, err
+	}
+	// Stored in × out: row x of the stored matrix holds column x of W.
+	rows := int(t.Shape[0])
+	tmp := make([]float32, k)
+	for x := 0; x < rows; x++ {
+		var err error
+		raw, err = r.ReadRange(t, int64((x*cols+i0)*sz), int64((x*cols+i0+k)*sz), raw)
+		if err != nil {
+			return raw, err
+		}
+		dtype.Decode32(t.DType, raw, tmp)
+		for i := 0; i < k; i++ {
+			dst[i*rows+x] = tmp[i]
+		}
+	}
+	return raw, nil
+}
+
+// judge compares one module's figures with the claims and the report.
+func judge(c *report.Collector, m *Matrix, p *claims.Profile, rep *extraction.Report) {
+	bound := DefaultRatioBound
+	if p != nil && p.Fidelity.ResidualToNoiseMax > 0 {
+		bound = p.Fidelity.ResidualToNoiseMax
+	}
+	if m.ResidualToNoise > bound {
+		c.Addf(report.RebuildError, report.Fail, m.Module, m.ResidualToNoise, bound, "residual is %.4g × the bf16 noise of the tuned weight, above the bound %.4g", m.ResidualToNoise, bound)
+	}
+	if p != nil && m.Large && p.Fidelity.ResidualToNoiseMin > 0 && m.ResidualToNoise < p.Fidelity.ResidualToNoiseMin {
+		c.Addf(report.RebuildError, report.Info, m.Module, m.ResidualToNoise, p.Fidelity.ResidualToNoiseMin, "residual is %.4g × the noise, below the claimed %.3g (better than claimed)", m.ResidualToNoise, p.Fidelity.ResidualToNoiseMin)
+	}
+	if p != nil && p.Fidelity.RebuiltRelErrorMax > 0 && m.RebuiltRelError > p.Fidelity.RebuiltRelErrorMax {
+		c.Addf(report.RebuildError, report.Fail, m.Module, m.RebuiltRelError, p.Fidelity.RebuiltRelErrorMax, "rebuilt weight differs from the tuned one by %.4g%%, the claims say at most %.4g%%", 100*m.RebuiltRelError, 100*p.Fidelity.RebuiltRelErrorMax)
+	}
+	if rep == nil {
+		return
+	}
+	x, ok := rep.Find(m.Module)
+	if !ok {
+		return
+	}
+	cmp := func(field string, got float64, want *float64) {
+		if want == nil {
+			return
+		}
+		if d := math.Abs(got - *want); d > ReportTolerance*math.Abs(*want) && d > 1e-12 {
+			c.Addf(report.ReportMismatch, report.Fail, m.Module, got, *want, "%s is %.6g here, the report says %.6g", field, got, *want)
+		}
+	}
+	cmp("delta_fro", m.DeltaFro, x.DeltaFro)
+	cmp("residual_fro", m.ResidualFro, x.ResidualFro)
+	cmp("noise_fro", m.NoiseFro, x.NoiseFro)
+	cmp("residual_to_noise", m.ResidualToNoise, x.ResidualToNoise)
+	cmp("rebuilt_rel_error", m.RebuiltRelError, x.RebuiltRelError)
+}
