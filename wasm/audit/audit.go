@@ -214,12 +214,13 @@ func (a *auditor) loadConfig(fsys fs.FS, dir string) {
 		if cfg.R != p.Rank {
 			a.c.Addf(report.ConfigMismatch, report.Fail, name, cfg.R, p.Rank, "r is %d, the claims say %d", cfg.R, p.Rank)
 		}
-		if cfg.Alpha != p.Alpha {
-			a.c.Addf(report.ConfigMismatch, report.Fail, name, cfg.Alpha, p.Alpha, "lora_alpha is %g, the claims say %g", cfg.Alpha, p.Alpha)
-		}
 		want := p.Alpha / float64(p.Rank)
-		if got := cfg.Scaling(""); math.Abs(got-want) > 1e-9*want {
-			a.c.Addf(report.ConfigMismatch, report.Fail, name, got, want, "scaling is %g (use_rslora=%v), the claims imply %g", got, cfg.UseRSLoRA, want)
+		got := cfg.Scaling("")
+		if math.Abs(got-want) > 1e-9*want {
+			a.c.Addf(report.ConfigMismatch, report.Fail, name, got, want, "scaling is %g (lora_alpha %g, use_rslora=%v), the claims imply %g", got, cfg.Alpha, cfg.UseRSLoRA, want)
+		} else if cfg.Alpha != p.Alpha {
+			// ΔW is the same; only the bookkeeping differs (e.g. rsLoRA).
+			a.c.Addf(report.ConfigMismatch, report.Info, name, cfg.Alpha, p.Alpha, "lora_alpha is %g where the claims say %g, but the scaling is the same (%g)", cfg.Alpha, p.Alpha, got)
 		}
 	}
 }

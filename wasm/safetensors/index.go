@@ -225,8 +225,8 @@ func OpenCheckpoint(fsys fs.FS, dir, stem string) (*Checkpoint, error) {
 	}
 	idxName := path.Join(dir, stem+".safetensors.index.json")
 	if !source.Exists(fsys, idxName) {
-		return nil, &report.Error{Code: report.FileUnreadable, Subject: dir,
-			Msg: fmt.Sprintf("neither %s.safetensors nor %s.safetensors.index.json is there", stem, stem)}
+		return nil, &report.Error{Code: report.FileUnreadable, Subject: single,
+			Msg: fmt.Sprintf("neither %s.safetensors nor %s.safetensors.index.json is in the folder", stem, stem)}
 	}
 	data, err := source.ReadSmall(fsys, idxName, MaxIndexSize)
 	if err != nil {

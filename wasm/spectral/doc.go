@@ -35,8 +35,10 @@
 // largest normalised off-diagonal entry |Gᵢⱼ|/√(Gᵢᵢ·Gⱼⱼ) of either Gram and
 // the largest relative difference of their diagonals. Rounding the factors
 // to bf16 perturbs each element by at most 2⁻⁸ relatively, and an inner
-// product of n such elements averages that to about 2⁻⁹/√n, so a genuine
-// factorisation scores well under 10⁻³; the threshold FormTolerance = 2⁻⁶
+// product of n such elements averages that to a few 2⁻⁹/√n, so a genuine
+// factorisation scores under 10⁻³ when the factors' long side has
+// thousands of entries, and a few 10⁻³ when it has six (the demo world's
+// in_proj_a); the threshold FormTolerance = 2⁻⁶
 // leaves a wide margin, while factors not in SVD form (a trained LoRA's A is
 // not orthogonal) score O(1/√r) or more.
 package spectral

@@ -1,0 +1,74 @@
+# clefcheck — see README.md. `make run` runs the main job on the built-in
+# demo world; `make test` runs every test.
+
+GO       ?= go
+BIN      := bin/clefcheck
+DEMO     := demo
+BUILD    := build
+FULL     := $(BUILD)/full
+GOARCH   := $(shell $(GO) env GOARCH)
+# The native CLI uses the AVX2 Gram kernel (simd/archsimd) on amd64; it
+# checks the CPU at start-up and falls back to portable Go.
+ifeq ($(GOARCH),amd64)
+SIMD := GOEXPERIMENT=simd
+endif
+
+.PHONY: all build run test test-unit test-simd test-wasm test-full guard vet fuzz bench clean
+
+all: build
+
+build:
+	$(SIMD) $(GO) build -o $(BIN) ./cmd/clefcheck
+
+$(DEMO)/world.json: | build
+	$(BIN) world $(DEMO)
+
+# The main job on the demo world: audit the demo adapter against its claims,
+# with the rebuild check against the demo checkpoints.
+run: build $(DEMO)/world.json
+	$(BIN) audit --claims demo --base $(DEMO)/base --tuned $(DEMO)/tuned $(DEMO)/adapter
+
+test: guard vet test-unit test-simd test-wasm test-full
+
+# Unit, format, fuzz-seed and CLI tests, portable kernel.
+test-unit:
+	$(GO) test -count=1 ./...
+
+# The same numeric tests with the AVX2 kernel: both must give the same figures.
+test-simd:
+ifeq ($(GOARCH),amd64)
+	GOEXPERIMENT=simd $(GO) test -count=1 ./wasm/spectral ./wasm/audit
+endif
+
+# The engine must compile for the browser.
+test-wasm:
+	GOOS=js GOARCH=wasm $(GO) build ./wasm/...
+
+# The full-size twin of kvit-s/clef-lora-r256 (1.40 GB): the claims pass,
+# tampered copies fail with the right codes.
+test-full: build
+	scripts/full-twin-test.sh $(BIN) $(FULL)
+
+# Architecture guard: the engine (wasm/) never imports syscall/js or go-app
+# outside its browser-glue package wasm/browser.
+guard:
+	@bad=$$(grep -rlE '"syscall/js"|maxence-charriere/go-app' wasm --include='*.go' | grep -v '^wasm/browser/' || true); \
+	if [ -n "$$bad" ]; then echo "engine imports browser code outside wasm/browser: $$bad"; exit 1; fi; \
+	echo "guard: wasm/ is free of syscall/js and go-app outside wasm/browser"
+
+vet:
+	@fmt=$$(gofmt -l cmd wasm web scripts 2>/dev/null); if [ -n "$$fmt" ]; then echo "gofmt needed: $$fmt"; exit 1; fi
+	$(GO) vet ./...
+
+# Longer fuzzing of the parsers (not part of make test).
+fuzz:
+	$(GO) test ./wasm/safetensors -run XXX -fuzz FuzzHeader -fuzztime 60s
+	$(GO) test ./wasm/safetensors -run XXX -fuzz FuzzIndex -fuzztime 30s
+
+# Benchmarks: quick and deep audit of the full twin beside a raw read.
+bench: build
+	scripts/bench.sh $(BIN) $(FULL)
+	$(SIMD) $(GO) test -run XXX -bench . -benchtime 3x ./wasm/spectral
+
+clean:
+	rm -rf bin $(BUILD) $(DEMO)
