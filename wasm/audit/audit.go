@@ -678,20 +678,27 @@ func gramOfA(dt string, b []byte, r, in int, g *spectral.Gram, scratch *[]float3
 	for c0 := 0; c0 < in; c0 += spectral.PanelRows {
 		k := min(spectral.PanelRows, in-c0)
 		p := g.NextPanel(k)
+		if dt == "BF16" {
+			// Row t of the panel is column c0+t of A: read A's rows in
+			// order, write the panel column by column.
+			for i := 0; i < r; i++ {
+				seg := b[(i*in+c0)*2 : (i*in+c0+k)*2]
+				for t := 0; t < k; t++ {
+					u := uint32(seg[2*t]) | uint32(seg[2*t+1])<<8
+					if u&0x7f80 == 0x7f80 {
+						nonfinite++
+					}
+					p[t*stride+i] = math.Float32frombits(u << 16)
+				}
+			}
+			continue
+		}
 		for i := 0; i < r; i++ {
 			seg := b[(i*in+c0)*sz : (i*in+c0+k)*sz]
 			row := (*scratch)[:k]
-			if dt == "BF16" {
-				for t := range row {
-					row[t] = math.Float32frombits((uint32(seg[2*t]) | uint32(seg[2*t+1])<<8) << 16)
-				}
-			} else {
-				dtype.Decode32(dt, seg, row)
-			}
+			nf, _ := dtype.Decode32(dt, seg, row)
+			nonfinite += nf
 			for t, v := range row {
-				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-					nonfinite++
-				}
 				p[t*stride+i] = v
 			}
 		}

@@ -19,7 +19,7 @@ func init() {
 
 // packed is the panel re-laid in blocks of 16 columns, each block's k rows
 // contiguous, so that the tile loop reads memory sequentially.
-var packPool = make(chan []float32, 4)
+var packPool = make(chan []float32, 8)
 
 // syrkPanelAVX2 sums 4 × 16 tiles of Pᵀ·P in eight 8-lane float32
 // accumulators: per row of P, two loads, four broadcasts and eight

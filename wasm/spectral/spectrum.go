@@ -63,11 +63,20 @@ func SingularValues(ga, gb *mat.SymDense, s float64) ([]float64, error) {
 			gp.Data[i*r+j] = gb.At(piv[i], piv[j])
 		}
 	}
-	// M = U_k·Gp·U_kᵀ.
-	t := blas64.General{Rows: k, Cols: r, Stride: r, Data: make([]float64, k*r)}
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, uk, gp, 0, t)
-	m := blas64.General{Rows: k, Cols: k, Stride: k, Data: make([]float64, k*k)}
-	blas64.Gemm(blas.NoTrans, blas.Trans, 1, t, uk, 0, m)
+	// M = U_k·Gp·U_kᵀ: triangular products when U is square (full rank),
+	// half the work of general ones.
+	var m blas64.General
+	if k == r {
+		ut := blas64.Triangular{N: r, Stride: r, Data: uk.Data, Uplo: blas.Upper, Diag: blas.NonUnit}
+		blas64.Trmm(blas.Left, blas.NoTrans, 1, ut, gp) // gp ← U·Gp
+		blas64.Trmm(blas.Right, blas.Trans, 1, ut, gp)  // gp ← U·Gp·Uᵀ
+		m = gp
+	} else {
+		t := blas64.General{Rows: k, Cols: r, Stride: r, Data: make([]float64, k*r)}
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, uk, gp, 0, t)
+		m = blas64.General{Rows: k, Cols: k, Stride: k, Data: make([]float64, k*k)}
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1, t, uk, 0, m)
+	}
 	for i := 0; i < k; i++ {
 		for j := i + 1; j < k; j++ {
 			m.Data[i*k+j] = 0.5 * (m.Data[i*k+j] + m.Data[j*k+i])
