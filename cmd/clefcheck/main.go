@@ -24,10 +24,15 @@ type Command interface {
 }
 
 var commands = map[string]func() Command{
-	"audit":   func() Command { return &AuditCommand{stdout: os.Stdout, stderr: os.Stderr} },
-	"rebuild": func() Command { return &RebuildCommand{stdout: os.Stdout, stderr: os.Stderr} },
-	"world":   func() Command { return &WorldCommand{stdout: os.Stdout, stderr: os.Stderr} },
-	"claims":  func() Command { return &ClaimsCommand{stdout: os.Stdout} },
+	"audit":     func() Command { return &AuditCommand{stdout: os.Stdout, stderr: os.Stderr} },
+	"rebuild":   func() Command { return &RebuildCommand{stdout: os.Stdout, stderr: os.Stderr} },
+	"world":     func() Command { return &WorldCommand{stdout: os.Stdout, stderr: os.Stderr} },
+	"claims":    func() Command { return &ClaimsCommand{stdout: os.Stdout} },
+	"hidden":    func() Command { return &HiddenCommand{stdout: os.Stdout, stderr: os.Stderr} },
+	"answers":   func() Command { return &AnswersCommand{stdout: os.Stdout, stderr: os.Stderr} },
+	"decide":    func() Command { return &DecideCommand{stdout: os.Stdout, stderr: os.Stderr} },
+	"decisiond": func() Command { return &DecisiondCommand{stdout: os.Stdout, stderr: os.Stderr} },
+	"proxy":     func() Command { return &ProxyCommand{stdout: os.Stdout, stderr: os.Stderr} },
 }
 
 // UsageError is a mistake in how the command was called (exit 2).

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/kvit-s/clefcheck/wasm/demo"
 	"github.com/kvit-s/clefcheck/wasm/world"
 )
 
@@ -18,7 +19,9 @@ func (c *WorldCommand) Usage() string {
 Writes the built-in demo world into OUTDIR: a tiny Clef-like base model and
 its tuned twin (sharded checkpoints under base/ and tuned/), and the rank-16
 adapter extracted from their difference with its extraction report
-(adapter/). Deterministic in the seed.
+(adapter/), a scoring head (head.safetensors), 36 test records (records/) and
+the references computed from the tuned model at full precision (reference/
+answers and hidden states). Deterministic in the seed.
 
 With --full, writes instead the 1.40 GB twin of kvit-s/clef-lora-r256 into
 OUTDIR/adapter: the same 186 tensor pairs, names and shapes, with random
@@ -52,9 +55,9 @@ func (c *WorldCommand) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.stdout, "wrote the full-size twin (%d bytes of factors) to %s/adapter\n", n, pos[0])
 		return nil
 	}
-	if err := world.Generate(pos[0], *seed); err != nil {
+	if err := demo.Build(pos[0], *seed); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "wrote the demo world to %s (base/, tuned/, adapter/)\n", pos[0])
+	fmt.Fprintf(c.stdout, "wrote the demo world to %s (base/, tuned/, adapter/, records/, reference/)\n", pos[0])
 	return nil
 }

@@ -66,6 +66,16 @@ func (a Arch) tensors() []tensorSpec {
 	return out
 }
 
+// residualOut reports whether a matrix writes into the residual stream.
+func residualOut(name string) bool {
+	for _, suf := range []string{"o_proj.weight", "out_proj.weight", "down_proj.weight"} {
+		if len(name) >= len(suf) && name[len(name)-len(suf):] == suf {
+			return true
+		}
+	}
+	return false
+}
+
 // rngFor gives each tensor its own stream, so values do not depend on order.
 func rngFor(seed uint64, name string) *rand.Rand {
 	h := fnv.New64a()
@@ -81,6 +91,13 @@ func (t tensorSpec) values(seed uint64) []float32 {
 		switch t.Kind {
 		case kindMatrix:
 			v = rng.NormFloat64() / math.Sqrt(float64(t.Shape[len(t.Shape)-1]))
+			if residualOut(t.Name) {
+				// GPT-2's initialisation: projections into the residual
+				// stream scaled by 1/√(2·layers), so that each layer adds
+				// a small update, as in a trained model, rather than a
+				// chaotic rewrite of the stream.
+				v /= math.Sqrt(2 * float64(Demo.Layers))
+			}
 		case kindNorm:
 			v = 1 + 0.05*rng.NormFloat64()
 		case kindALog:
@@ -95,12 +112,16 @@ func (t tensorSpec) values(seed uint64) []float32 {
 	return x
 }
 
-// DeltaScale is ‖ΔW‖_F / ‖W‖_F of the tuned change in each adapted matrix.
-const DeltaScale = 0.15
+// DeltaScale is ‖ΔW‖_F / ‖W‖_F of the tuned change in each adapted matrix;
+// GateDeltaScale that of in_proj_a and in_proj_b.
+const (
+	DeltaScale     = 0.15
+	GateDeltaScale = 0.5
+)
 
 // delta returns the rank-r change of an adapted matrix: Σ sₖ·uₖ·vₖᵀ with
 // Gaussian directions and sₖ decaying as 0.85ᵏ.
-func delta(seed uint64, name string, out, in, r int, wFro float64) *mat.Dense {
+func delta(seed uint64, name string, out, in, r int, target float64) *mat.Dense {
 	rng := rngFor(seed^0x5eed, name)
 	d := mat.NewDense(out, in, nil)
 	s := make([]float64, r)
@@ -109,8 +130,8 @@ func delta(seed uint64, name string, out, in, r int, wFro float64) *mat.Dense {
 		s[k] = math.Pow(0.85, float64(k))
 		ss += s[k] * s[k]
 	}
-	// Scale so that ‖Δ‖_F ≈ DeltaScale·‖W‖_F (the directions are nearly orthogonal).
-	scale := DeltaScale * wFro / math.Sqrt(ss)
+	// Scale so that ‖Δ‖_F ≈ target (the directions are nearly orthogonal).
+	scale := target / math.Sqrt(ss)
 	u := make([]float64, out)
 	v := make([]float64, in)
 	for k := 0; k < r; k++ {
@@ -176,7 +197,14 @@ func Generate(dir string, seed uint64) error {
 			for _, x := range w {
 				wf += float64(x) * float64(x)
 			}
-			d := delta(seed, name, m.Out, m.In, a.Rank, math.Sqrt(wf))
+			scale := DeltaScale
+			if m.Name == "linear_attn.in_proj_a" || m.Name == "linear_attn.in_proj_b" {
+				// The decay and update gates carry a larger share of the
+				// fine-tune, so that a server that drops their LoRA (a
+				// failure real servers have had) visibly drifts.
+				scale = GateDeltaScale
+			}
+			d := delta(seed, name, m.Out, m.In, a.Rank, scale*math.Sqrt(wf))
 			t := make([]float32, len(w))
 			for i := 0; i < m.Out; i++ {
 				for j := 0; j < m.In; j++ {
@@ -224,6 +252,9 @@ func Generate(dir string, seed uint64) error {
 		return err
 	}
 	if err := writeJSON(filepath.Join(ad, "extraction-report.json"), rep); err != nil {
+		return err
+	}
+	if err := writeHead(dir, seed, a); err != nil {
 		return err
 	}
 	return writeJSON(filepath.Join(dir, "world.json"), Meta{Format: "clefcheck-world/1", Seed: seed, Arch: a, Claims: "demo"})
@@ -357,4 +388,29 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// writeHead writes the scoring head (package model reads it): a mix weight
+// per adapted layer, an H × H projection and a temperature, float32.
+func writeHead(dir string, seed uint64, a Arch) error {
+	rng := rngFor(seed, "head")
+	L := a.LastAdapted - a.FirstAdapted + 1
+	mix := make([]float32, L)
+	for i := range mix {
+		mix[i] = float32(rng.NormFloat64())
+	}
+	proj := make([]float32, a.Hidden*a.Hidden)
+	for i := range proj {
+		proj[i] = float32(rng.NormFloat64() / math.Sqrt(float64(a.Hidden)))
+	}
+	var buf bytes.Buffer
+	err := safetensors.Encode(&buf, map[string]string{"format": "clefcheck-head/1"}, []safetensors.Tensor{
+		{Spec: safetensors.Spec{Name: "mix", DType: "F32", Shape: []int64{int64(L)}}, Data: dtype.EncodeF32(nil, mix)},
+		{Spec: safetensors.Spec{Name: "proj", DType: "F32", Shape: []int64{int64(a.Hidden), int64(a.Hidden)}}, Data: dtype.EncodeF32(nil, proj)},
+		{Spec: safetensors.Spec{Name: "temp", DType: "F32", Shape: []int64{1}}, Data: dtype.EncodeF32(nil, []float32{2.5})},
+	})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "head.safetensors"), buf.Bytes(), 0o644)
 }

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kvit-s/clefcheck/wasm/decision"
+	"github.com/kvit-s/clefcheck/wasm/demo"
+	"github.com/kvit-s/clefcheck/wasm/model"
+	"github.com/kvit-s/clefcheck/wasm/source"
+)
+
+// DecisiondCommand serves the demo world's decision service.
+type DecisiondCommand struct{ stdout, stderr io.Writer }
+
+func (c *DecisiondCommand) Usage() string {
+	return `Usage: clefcheck decisiond --world DIR [flags]
+
+Serves POST /v1/systemone (FORMATS §5) and GET /health with the demo world's
+model: the base checkpoint with the adapter applied at run time, as vLLM
+serves a LoRA. Stops gracefully on Ctrl-C.
+
+Flags:
+  --world DIR            the demo world (clefcheck world DIR)
+  --addr HOST:PORT       listen address (default 127.0.0.1:8090)
+  --token T              require "Authorization: Bearer T"
+  --allow-origin ORIGIN  answer CORS for this origin (repeatable; * for any)
+  --quant nvfp4          base weights in NVFP4 (4-bit E2M1, FP8 E4M3 scale per 16), bf16 activations
+  --drop-modules LIST    ignore the adapter on these modules (e.g. in_proj_a,in_proj_b)
+  --merge                merge the adapter into the weights instead
+  --max-in-flight N      concurrent decisions (default 4; more wait, then 503)
+`
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func (c *DecisiondCommand) Run(ctx context.Context, args []string) error {
+	fs := newFlags("decisiond", c.Usage)
+	worldDir := fs.String("world", "", "")
+	addr := fs.String("addr", "127.0.0.1:8090", "")
+	token := fs.String("token", "", "")
+	var origins multiFlag
+	fs.Var(&origins, "allow-origin", "")
+	quant := fs.String("quant", "", "")
+	drop := fs.String("drop-modules", "", "")
+	merge := fs.Bool("merge", false, "")
+	inflight := fs.Int("max-in-flight", 4, "")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if *worldDir == "" || len(pos) > 0 {
+		return &UsageError{Msg: "need --world DIR (make one with 'clefcheck world DIR') and no other arguments"}
+	}
+	if *quant != "" && *quant != "nvfp4" {
+		return &UsageError{Msg: "--quant takes nvfp4"}
+	}
+	srv, desc, err := newDecisionServer(*worldDir, *quant, *drop, *merge)
+	if err != nil {
+		return err
+	}
+	srv.Token, srv.AllowOrigins, srv.MaxInFlight = *token, origins, *inflight
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "decision service (%s) on http://%s%s\n", desc, ln.Addr(), decision.Path)
+	return serveUntil(ctx, ln, srv.Handler())
+}
+
+// newDecisionServer loads the demo world's model as a server runs it.
+func newDecisionServer(worldDir, quant, drop string, merge bool) (*decision.Server, string, error) {
+	opt := model.Options{Adapter: source.Dir(filepath.Join(worldDir, "adapter")), Quant: quant, Merge: merge}
+	desc := "base + LoRA at run time"
+	if merge {
+		desc = "base + merged LoRA"
+	}
+	if drop != "" {
+		opt.DropModules = strings.Split(drop, ",")
+		desc += ", LoRA dropped on " + drop
+	}
+	if quant != "" {
+		desc += ", " + quant + " weights, bf16 activations"
+	}
+	m, err := demo.LoadServer(worldDir, opt)
+	if err != nil {
+		return nil, "", fmt.Errorf("loading the world in %s: %v", worldDir, err)
+	}
+	return &decision.Server{Model: m, Describe: desc}, desc, nil
+}
+
+// serveUntil serves h on ln until ctx ends, then shuts down gracefully.
+func serveUntil(ctx context.Context, ln net.Listener, h http.Handler) error {
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

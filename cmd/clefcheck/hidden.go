@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/kvit-s/clefcheck/wasm/compare"
+	"github.com/kvit-s/clefcheck/wasm/source"
+)
+
+// HiddenCommand compares a server's hidden states with the references.
+type HiddenCommand struct{ stdout, stderr io.Writer }
+
+func (c *HiddenCommand) Usage() string {
+	return fmt.Sprintf(`Usage: clefcheck hidden [--json] [--min-cosine X] [--max-rel-l2 X] REF CAND
+
+Compares hidden states record by record: REF and CAND are folders of
+<id>.safetensors files (reference/hidden/ of the references, and the
+capture of 'clefcheck decide --hidden --out DIR', in DIR/hidden). Token ids
+must match exactly; then, per captured layer, cosine similarity, NMSE, max
+|Δ| and relative L2 error. A record fails when a layer's cosine is below
+--min-cosine (default %g, vLLM's bar) or its relative L2 error above
+--max-rel-l2 (default %g, torch's bf16 rtol), or when it is missing.
+
+Exit status: 0 pass, 1 fail, 2 could not run.
+`, compare.DefaultHidden.MinCosine, compare.DefaultHidden.MaxRelL2)
+}
+
+func (c *HiddenCommand) Run(ctx context.Context, args []string) error {
+	fs := newFlags("hidden", c.Usage)
+	asJSON := fs.Bool("json", false, "")
+	minCos := fs.Float64("min-cosine", compare.DefaultHidden.MinCosine, "")
+	maxRel := fs.Float64("max-rel-l2", compare.DefaultHidden.MaxRelL2, "")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return &UsageError{Msg: "give REF and CAND folders"}
+	}
+	for _, d := range pos {
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			return &UsageError{Msg: fmt.Sprintf("%s is not a folder", d)}
+		}
+	}
+	res, err := compare.Hidden(source.Dir(pos[0]), ".", source.Dir(pos[1]), ".", compare.HiddenTol{MinCosine: *minCos, MaxRelL2: *maxRel})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if err := writeJSON(c.stdout, res); err != nil {
+			return err
+		}
+	} else {
+		printHidden(c.stdout, res)
+	}
+	if res.Verdict == "fail" {
+		return &FailedError{Verdict: res.Verdict}
+	}
+	return nil
+}
+
+func printHidden(w io.Writer, res *compare.HiddenResult) {
+	s := res.Summary
+	fmt.Fprintf(w, "hidden states: %d records, %d compared, %d failed; worst cosine %.6f, worst rel. L2 %.4g (tolerances: cos ≥ %g, rel L2 ≤ %g)\n",
+		s.Records, s.Compared, s.Failed, s.MinCosine, s.MaxRelL2, s.Tol.MinCosine, s.Tol.MaxRelL2)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  layer\tworst cos\tworst rel L2\tworst NMSE\tmax |Δ|\t")
+	for _, l := range s.ByLayer {
+		mark := ""
+		if !l.OK {
+			mark = "✗"
+		}
+		fmt.Fprintf(tw, "  %d\t%.6f\t%.4g\t%.3g\t%.3g\t%s\n", l.Layer, l.Cosine, l.RelL2, l.NMSE, l.MaxAbs, mark)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "worst records:")
+	for i, r := range res.Records {
+		if i == 5 {
+			break
+		}
+		if r.Worst != nil {
+			fmt.Fprintf(w, "  %-22s %-8s worst layer %d: cos %.6f, rel L2 %.4g\n", r.ID, r.Status, r.Worst.Layer, r.Worst.Cosine, r.Worst.RelL2)
+		} else {
+			fmt.Fprintf(w, "  %-22s %-8s %s\n", r.ID, r.Status, r.Detail)
+		}
+	}
+	printFindings(w, res.Findings)
+	fmt.Fprintf(w, "\nverdict: %s\n", strings.ToUpper(res.Verdict))
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,175 @@
+package compare
+
+import (
+	"fmt"
+	"io/fs"
+	"math"
+	"sort"
+
+	"github.com/kvit-s/clefcheck/wasm/refs"
+	"github.com/kvit-s/clefcheck/wasm/report"
+	"github.com/kvit-s/clefcheck/wasm/world"
+)
+
+// AnswerStats compares one record's answers.
+type AnswerStats struct {
+	ID        string  `json:"id"`
+	Ref       string  `json:"ref"`
+	Cand      string  `json:"cand,omitempty"`
+	Known     string  `json:"known,omitempty"`
+	Agree     bool    `json:"agree"`
+	MaxDLogit float64 `json:"max_dlogit"`
+	KL        float64 `json:"kl"`     // KL(ref ‖ cand) of the option probabilities, nats
+	Status    string  `json:"status"` // ok | disagree | missing | options
+}
+
+// AnswersSummary totals the comparison.
+type AnswersSummary struct {
+	Records     int     `json:"records"`
+	Answered    int     `json:"answered"`
+	Agree       int     `json:"agree"`
+	Known       int     `json:"known"`        // records with a known answer (with --records)
+	RefCorrect  int     `json:"ref_correct"`  // the reference's choices that match them
+	CandCorrect int     `json:"cand_correct"` // the candidate's
+	MaxDLogit   float64 `json:"max_dlogit"`
+	MeanKL      float64 `json:"mean_kl"`
+}
+
+// AnswersResult is the outcome, in the audit's shape.
+type AnswersResult struct {
+	Verdict  string           `json:"verdict"`
+	Findings []report.Finding `json:"findings"`
+	Summary  AnswersSummary   `json:"summary"`
+	Records  []AnswerStats    `json:"records"`
+}
+
+// Answers compares candidate answers with reference answers; known maps
+// record ids to known answers (may be nil).
+func Answers(ref, cand map[string]*refs.Answer, known map[string]string) *AnswersResult {
+	res := &AnswersResult{}
+	var c report.Collector
+	ids := make([]string, 0, len(ref))
+	for id := range ref {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var klSum float64
+	for _, id := range ids {
+		r := ref[id]
+		st := AnswerStats{ID: id, Ref: r.Choice, Known: known[id], Status: "ok"}
+		res.Summary.Records++
+		if st.Known != "" {
+			res.Summary.Known++
+			if r.Choice == st.Known {
+				res.Summary.RefCorrect++
+			}
+		}
+		a, ok := cand[id]
+		switch {
+		case !ok:
+			st.Status = "missing"
+			c.Addf(report.AnswerMismatch, report.Fail, id, nil, r.Choice, "no candidate answer for this record")
+		case !sameOptions(r.Options, a.Options):
+			st.Status = "options"
+			c.Addf(report.AnswerMismatch, report.Fail, id, a.Options, r.Options, "options differ: %v, the reference has %v", a.Options, r.Options)
+		default:
+			res.Summary.Answered++
+			st.Cand = a.Choice
+			st.Agree = a.Choice == r.Choice
+			for i := range r.Logits {
+				st.MaxDLogit = math.Max(st.MaxDLogit, math.Abs(a.Logits[i]-r.Logits[i]))
+			}
+			st.KL = kl(r.Probs, a.Probs)
+			klSum += st.KL
+			res.Summary.MaxDLogit = math.Max(res.Summary.MaxDLogit, st.MaxDLogit)
+			if st.Known != "" && a.Choice == st.Known {
+				res.Summary.CandCorrect++
+			}
+			if st.Agree {
+				res.Summary.Agree++
+			} else {
+				st.Status = "disagree"
+				c.Addf(report.AnswerMismatch, report.Fail, id, a.Choice, r.Choice, "chose %s, the reference chose %s (max |Δlogit| %.3g)", a.Choice, r.Choice, st.MaxDLogit)
+			}
+		}
+		res.Records = append(res.Records, st)
+	}
+	if res.Summary.Answered > 0 {
+		res.Summary.MeanKL = klSum / float64(res.Summary.Answered)
+	}
+	for id := range cand {
+		if ref[id] == nil {
+			c.Addf(report.AnswerMismatch, report.Info, id, nil, nil, "the candidate answered a record the reference does not have")
+		}
+	}
+	report.Sort(c.Findings)
+	res.Findings = c.Findings
+	if res.Findings == nil {
+		res.Findings = []report.Finding{}
+	}
+	res.Verdict = report.Verdict(res.Findings)
+	return res
+}
+
+func sameOptions(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// kl is KL(p ‖ q) in nats, with q floored at 1e-12.
+func kl(p, q []float64) float64 {
+	var s float64
+	for i := range p {
+		if p[i] > 0 {
+			s += p[i] * math.Log(p[i]/math.Max(q[i], 1e-12))
+		}
+	}
+	return math.Max(0, s)
+}
+
+// ReadRecords reads records/<dataset>.jsonl files (FORMATS §4).
+func ReadRecords(fsys fs.FS, names ...string) ([]world.Record, error) {
+	var out []world.Record
+	seen := map[string]bool{}
+	for _, name := range names {
+		f, err := fsys.Open(name)
+		if err != nil {
+			return nil, &report.Error{Code: report.FileUnreadable, Subject: name, Msg: err.Error()}
+		}
+		err = refs.ReadJSONL(f, name, func(line int, r *world.Record) error {
+			if r.ID == "" || len(r.Options) == 0 {
+				return fmt.Errorf("a record needs an id and options")
+			}
+			if seen[r.ID] {
+				return fmt.Errorf("id %s appears twice", r.ID)
+			}
+			if r.Answer != "" && !contains(r.Options, r.Answer) {
+				return fmt.Errorf("record %s: known answer %q is not one of its options", r.ID, r.Answer)
+			}
+			seen[r.ID] = true
+			out = append(out, *r)
+			return nil
+		})
+		f.Close()
+		if err != nil {
+			return nil, &report.Error{Code: report.FileUnreadable, Subject: name, Msg: err.Error()}
+		}
+	}
+	return out, nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}

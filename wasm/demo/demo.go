@@ -1,0 +1,141 @@
+// Package demo builds the demo world's behaviour on top of package world's
+// checkpoints: the test records, and the references computed at full
+// precision from the tuned weights (FORMATS §4) — answers and hidden states.
+package demo
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/kvit-s/clefcheck/wasm/model"
+	"github.com/kvit-s/clefcheck/wasm/refs"
+	"github.com/kvit-s/clefcheck/wasm/source"
+	"github.com/kvit-s/clefcheck/wasm/world"
+)
+
+// Paths inside a world directory.
+const (
+	RecordsDir = "records"
+	AnswersDir = "reference/answers"
+	HiddenDir  = "reference/hidden"
+)
+
+// Build generates the whole demo world into dir: checkpoints, adapter and
+// report (package world), then records and references.
+func Build(dir string, seed uint64) error {
+	if err := world.Generate(dir, seed); err != nil {
+		return err
+	}
+	return References(dir)
+}
+
+// Decide runs one record through a model: the answer and the hidden states.
+func Decide(m *model.Model, id, prompt string, options []string) (*refs.Answer, *refs.Hidden, error) {
+	ids := model.Tokenize(prompt, options)
+	res, err := m.Forward(ids, options)
+	if err != nil {
+		return nil, nil, err
+	}
+	a := &refs.Answer{ID: id, Options: options, Logits: res.Logits, Probs: res.Probs, Choice: options[res.Choice]}
+	in := make([]int64, len(ids))
+	for i, v := range ids {
+		in[i] = int64(v)
+	}
+	h := &refs.Hidden{ID: id, Layers: res.Layers, InputIDs: in, Shape: []int{len(res.Layers), res.T, m.Arch.Hidden}, Data: res.Hidden}
+	return a, h, nil
+}
+
+// References computes the records' answers and hidden states with the
+// tuned model at full precision (float32 activations, bf16 weights as
+// stored) and writes records/, reference/answers/ and reference/hidden/.
+//
+// The records' known answers are synthetic: they are the reference choice
+// for most records, another option for every ninth (so that the tuned model
+// at full precision gets a few wrong, as Clef does), and absent for every
+// twelfth.
+func References(dir string) error {
+	head, err := model.LoadHead(source.Dir(dir))
+	if err != nil {
+		return err
+	}
+	m, err := model.Load(source.Dir(filepath.Join(dir, world.TunedDir)), head, model.Options{})
+	if err != nil {
+		return err
+	}
+	for _, d := range []string{RecordsDir, AnswersDir, HiddenDir} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return err
+		}
+	}
+	recs := world.Records()
+	byDataset := map[string][]world.Record{}
+	answers := map[string][]*refs.Answer{}
+	var order []string
+	for i, r := range recs {
+		a, h, err := Decide(m, r.ID, r.Prompt, r.Options)
+		if err != nil {
+			return fmt.Errorf("%s: %v", r.ID, err)
+		}
+		switch {
+		case i%12 == 11:
+			r.Answer = ""
+		case i%9 == 4:
+			for j, o := range r.Options {
+				if o == a.Choice {
+					r.Answer = r.Options[(j+1)%len(r.Options)]
+				}
+			}
+		default:
+			r.Answer = a.Choice
+		}
+		if _, ok := byDataset[r.Dataset]; !ok {
+			order = append(order, r.Dataset)
+		}
+		byDataset[r.Dataset] = append(byDataset[r.Dataset], r)
+		answers[r.Dataset] = append(answers[r.Dataset], a)
+		var buf bytes.Buffer
+		if err := h.Encode(&buf, "F32"); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, HiddenDir, refs.FileName(r.ID)), buf.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	for _, ds := range order {
+		var rb bytes.Buffer
+		enc := json.NewEncoder(&rb)
+		for _, r := range byDataset[ds] {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, RecordsDir, ds+".jsonl"), rb.Bytes(), 0o644); err != nil {
+			return err
+		}
+		var ab bytes.Buffer
+		if err := refs.WriteAnswers(&ab, answers[ds]); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, AnswersDir, ds+".jsonl"), ab.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LoadServer loads the model a decision server runs: the base checkpoint
+// with the adapter (unmerged unless merge), optionally NVFP4-quantized, with
+// some modules' LoRA dropped.
+func LoadServer(dir string, opt model.Options) (*model.Model, error) {
+	head, err := model.LoadHead(source.Dir(dir))
+	if err != nil {
+		return nil, err
+	}
+	if opt.Adapter == nil {
+		opt.Adapter = source.Dir(filepath.Join(dir, world.AdapterDir))
+	}
+	return model.Load(source.Dir(filepath.Join(dir, world.BaseDir)), head, opt)
+}
