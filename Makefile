@@ -20,13 +20,11 @@ all: build
 build:
 	$(SIMD) $(GO) build -o $(BIN) ./cmd/clefcheck
 
-$(DEMO)/world.json: | build
-	$(BIN) world $(DEMO)
-
-# The main job on the demo world: audit the demo adapter against its claims,
-# with the rebuild check against the demo checkpoints.
-run: build $(DEMO)/world.json
-	$(BIN) audit --claims demo --base $(DEMO)/base --tuned $(DEMO)/tuned $(DEMO)/adapter
+# The main job on the demo world: audit the demo adapter against its claims
+# with the rebuild check, then the decisions demo (decisiond on loopback,
+# clefcheck decide against it, compared with the references).
+run: build
+	scripts/run-demo.sh $(BIN) $(DEMO)
 
 test: guard vet test-unit test-simd test-wasm test-full
 

@@ -2,13 +2,36 @@ package main
 
 import (
 	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+
 	"context"
 	"encoding/json"
+	"github.com/kvit-s/clefcheck/wasm/decision"
+	"github.com/kvit-s/clefcheck/wasm/demo"
+	"github.com/kvit-s/clefcheck/wasm/world"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
+
+var worldDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "clefcheck-cli-")
+	if err != nil {
+		panic(err)
+	}
+	if err := demo.Build(dir, 1); err != nil {
+		panic(err)
+	}
+	worldDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 // cli runs the command in-process as main would, returning the exit code
 // and what it printed.
@@ -19,14 +42,17 @@ func cli(t *testing.T, args ...string) (int, string, string) {
 	commands["world"] = func() Command { return &WorldCommand{stdout: &out, stderr: &errb} }
 	commands["rebuild"] = func() Command { return &RebuildCommand{stdout: &out, stderr: &errb} }
 	commands["claims"] = func() Command { return &ClaimsCommand{stdout: &out} }
+	commands["decide"] = func() Command { return &DecideCommand{stdout: &out, stderr: &errb} }
+	commands["hidden"] = func() Command { return &HiddenCommand{stdout: &out, stderr: &errb} }
+	commands["answers"] = func() Command { return &AnswersCommand{stdout: &out, stderr: &errb} }
 	code := run(context.Background(), args, &errb)
 	return code, out.String(), errb.String()
 }
 
 func TestCLI(t *testing.T) {
 	dir := t.TempDir()
-	if code, out, errs := cli(t, "world", dir); code != 0 || !strings.Contains(out, "wrote the demo world") {
-		t.Fatalf("world: %d %s %s", code, out, errs)
+	if err := world.Generate(dir, 1); err != nil {
+		t.Fatal(err)
 	}
 	ad := filepath.Join(dir, "adapter")
 
@@ -76,5 +102,132 @@ func TestCLI(t *testing.T) {
 	}
 	if code, _, errs := cli(t, "audit", "-h"); code != 0 || !strings.Contains(errs, "Usage: clefcheck audit") {
 		t.Errorf("help: %d %s", code, errs)
+	}
+}
+
+type decideJSON struct {
+	Verdict  string `json:"verdict"`
+	Findings []struct {
+		Code, Severity, Subject, Message string
+	} `json:"findings"`
+	Summary struct {
+		Records, Answered, Failed int
+		Agree                     *int `json:"agree"`
+		Latency                   struct {
+			P50 float64 `json:"p50_ms"`
+			P90 float64 `json:"p90_ms"`
+		} `json:"latency"`
+		Hidden *struct {
+			Compared, Failed int
+			MinCosine        float64 `json:"min_cosine"`
+			ByLayer          []struct {
+				Layer int
+				OK    bool
+			} `json:"by_layer"`
+		} `json:"hidden"`
+	} `json:"summary"`
+}
+
+// serve runs the demo decision service as decisiond would, on loopback.
+func serve(t *testing.T, quant, drop string) string {
+	t.Helper()
+	srv, _, err := newDecisionServer(worldDir, quant, drop, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+func runDecide(t *testing.T, server, out string) (int, decideJSON) {
+	t.Helper()
+	code, stdout, errs := cli(t, "decide", "--json", "--no-progress", "--hidden", "--concurrency", "2", "--server", server,
+		"--records", filepath.Join(worldDir, "records", "arc-mini.jsonl"), "--records", filepath.Join(worldDir, "records", "intents-mini.jsonl"),
+		"--reference", filepath.Join(worldDir, "reference"), "--out", out)
+	var res decideJSON
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("decide: exit %d, not JSON: %v\n%s\n%s", code, err, stdout, errs)
+	}
+	return code, res
+}
+
+// TestDecisionsEndToEnd: at full precision the server reproduces the
+// reference answers exactly and the hidden states within tolerance; with
+// NVFP4 the hidden check reports a drift and the agreement is counted; with
+// the LoRA dropped on in_proj_a/b the hidden check fails on the later layers.
+func TestDecisionsEndToEnd(t *testing.T) {
+	out := t.TempDir()
+	code, res := runDecide(t, serve(t, "", ""), filepath.Join(out, "full"))
+	if code != 0 || res.Verdict != "pass" || res.Summary.Answered != 36 || *res.Summary.Agree != 36 || res.Summary.Hidden.Failed != 0 || res.Summary.Latency.P50 <= 0 {
+		t.Fatalf("full precision: exit %d %+v %v", code, res.Summary, res.Findings)
+	}
+	// The written capture passes the standalone checks too.
+	if code, stdout, _ := cli(t, "hidden", filepath.Join(worldDir, "reference", "hidden"), filepath.Join(out, "full", "hidden")); code != 0 || !strings.Contains(stdout, "verdict: PASS") {
+		t.Errorf("hidden: %d\n%s", code, stdout)
+	}
+	if code, stdout, _ := cli(t, "answers", "--records", filepath.Join(worldDir, "records", "arc-mini.jsonl"), filepath.Join(worldDir, "reference", "answers"), filepath.Join(out, "full", "answers")); code != 0 || !strings.Contains(stdout, "18 of 36") && !strings.Contains(stdout, "36 of 36") {
+		t.Errorf("answers: %d\n%s", code, stdout)
+	}
+
+	code, res = runDecide(t, serve(t, "nvfp4", ""), filepath.Join(out, "nvfp4"))
+	if code != 1 || res.Summary.Agree == nil || res.Summary.Hidden == nil || res.Summary.Hidden.Failed == 0 || res.Summary.Hidden.MinCosine > 0.999 || res.Summary.Hidden.MinCosine < 0.9 {
+		t.Fatalf("nvfp4: exit %d %+v", code, res.Summary)
+	}
+	t.Logf("nvfp4: %d of 36 agree, worst cosine %.4f, p50 %.1f ms", *res.Summary.Agree, res.Summary.Hidden.MinCosine, res.Summary.Latency.P50)
+
+	code, res = runDecide(t, serve(t, "", "in_proj_a,in_proj_b"), filepath.Join(out, "drop"))
+	if code != 1 || res.Summary.Hidden.Failed == 0 {
+		t.Fatalf("dropped modules: exit %d %+v", code, res.Summary)
+	}
+	bad := 0
+	for _, l := range res.Summary.Hidden.ByLayer {
+		if !l.OK {
+			bad++
+		}
+	}
+	last := res.Summary.Hidden.ByLayer[len(res.Summary.Hidden.ByLayer)-1]
+	if bad == 0 || last.OK || last.Layer != 63 {
+		t.Errorf("dropped modules: %d layers beyond tolerance, last %+v", bad, last)
+	}
+	found := false
+	for _, f := range res.Findings {
+		found = found || (f.Code == "hidden.mismatch" && strings.Contains(f.Message, "63 (cos"))
+	}
+	if !found {
+		t.Errorf("no hidden.mismatch naming layer 63: %v", res.Findings)
+	}
+}
+
+// TestProxy: the page's origin reaches a server without CORS through the proxy.
+func TestProxy(t *testing.T) {
+	up := serve(t, "", "")
+	u, _ := url.Parse(up)
+	ps := httptest.NewServer(newProxy(u, []string{"https://example.org"}))
+	defer ps.Close()
+	req, _ := http.NewRequest("OPTIONS", ps.URL+decision.Path, nil)
+	req.Header.Set("Origin", "https://example.org")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	req.Header.Set("Access-Control-Request-Headers", "authorization,content-type")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "https://example.org" {
+		t.Fatalf("preflight through the proxy: %d %v", resp.StatusCode, resp.Header)
+	}
+	c := &decision.Client{BaseURL: ps.URL}
+	r, err := c.Decide(context.Background(), &decision.Request{ID: "p", Prompt: "hi", Options: []string{"A", "B"}})
+	if err != nil || r.ID != "p" {
+		t.Fatalf("decision through the proxy: %v", err)
+	}
+	// A dead upstream is a JSON 502.
+	dead, _ := url.Parse("http://127.0.0.1:1")
+	ds := httptest.NewServer(newProxy(dead, []string{"*"}))
+	defer ds.Close()
+	_, err = (&decision.Client{BaseURL: ds.URL, Retries: -1}).Decide(context.Background(), &decision.Request{ID: "p", Prompt: "hi", Options: []string{"A", "B"}})
+	if err == nil || !strings.Contains(err.Error(), "502") || !strings.Contains(err.Error(), "proxy_error") {
+		t.Errorf("dead upstream: %v", err)
 	}
 }

@@ -54,6 +54,7 @@ func Run(ctx context.Context, c *Client, recs []world.Record, opt RunOptions) []
 	n := max(1, opt.Concurrency)
 	out := make([]*Outcome, len(recs))
 	meter := progress.NewMeter("decisions", int64(len(recs)), opt.Progress)
+	meter.Unit = "records"
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < n; w++ {

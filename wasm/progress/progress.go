@@ -18,6 +18,7 @@ type Status struct {
 	Rate    float64       `json:"rate"` // per second
 	ETA     time.Duration `json:"eta"`  // -1 when unknown
 	Final   bool          `json:"final"`
+	Unit    string        `json:"unit,omitempty"` // "" for bytes, else what is counted ("records")
 }
 
 // Fraction is Done/Total in [0, 1].
@@ -33,6 +34,9 @@ func (s Status) String() string {
 	eta := "?"
 	if s.ETA >= 0 {
 		eta = s.ETA.Round(100 * time.Millisecond).String()
+	}
+	if s.Unit != "" {
+		return fmt.Sprintf("%s %5.1f%% %d/%d %s, %.1f/s, ETA %s", s.Phase, 100*s.Fraction(), s.Done, s.Total, s.Unit, s.Rate, eta)
 	}
 	return fmt.Sprintf("%s %5.1f%% %s/%s %s/s ETA %s", s.Phase, 100*s.Fraction(), Bytes(s.Done), Bytes(s.Total), Bytes(int64(s.Rate)), eta)
 }
@@ -54,6 +58,7 @@ func Bytes(n int64) string {
 // per Interval (and once at Finish).
 type Meter struct {
 	Phase    string
+	Unit     string // "" for bytes
 	Total    int64
 	Interval time.Duration
 	Report   func(Status) // may be nil
@@ -100,7 +105,7 @@ func (m *Meter) Done() int64 { return m.done.Load() }
 
 func (m *Meter) status(d int64, now time.Time, final bool) Status {
 	el := now.Sub(m.start)
-	s := Status{Phase: m.Phase, Done: d, Total: m.Total, Elapsed: el, ETA: -1, Final: final}
+	s := Status{Phase: m.Phase, Done: d, Total: m.Total, Elapsed: el, ETA: -1, Final: final, Unit: m.Unit}
 	if sec := el.Seconds(); sec > 0 {
 		s.Rate = float64(d) / sec
 	}

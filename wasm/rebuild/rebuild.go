@@ -163,6 +163,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 
 	// The card's step 1.
 	meter := progress.NewMeter("identity check", int64(len(base.Names())+len(tuned.Names())), opt.Progress)
+	meter.Unit = "tensors"
 	differing := map[string]bool{}
 	seen := map[string]bool{}
 	for _, name := range base.Names() {
