@@ -276,10 +276,10 @@ func TestClientRejectsBadURLAndRequest(t *testing.T) {
 func TestCheckDuplicateKeys(t *testing.T) {
 	for s, dup := range map[string]bool{
 		`{"a":1,"b":{"a":2},"c":[{"a":1},{"a":2}]}`: false,
-		`{"a":1,"a":2}`:                             true,
-		`{"a":{"x":1,"x":2}}`:                       true,
-		`[{"a":1,"b":[1,2],"a":3}]`:                 true,
-		`{"a":[{"b":1}],"c":"a","d":"a"}`:           false,
+		`{"a":1,"a":2}`:                   true,
+		`{"a":{"x":1,"x":2}}`:             true,
+		`[{"a":1,"b":[1,2],"a":3}]`:       true,
+		`{"a":[{"b":1}],"c":"a","d":"a"}`: false,
 	} {
 		if err := checkDuplicateKeys([]byte(s)); (err != nil) != dup {
 			t.Errorf("%s: %v", s, err)
