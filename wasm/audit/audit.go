@@ -480,6 +480,8 @@ func (a *auditor) values(ctx context.Context) error {
 			total += ta.Bytes() + tb.Bytes()
 		}
 	}
+	// Largest pairs first, so that no worker is left alone with a big one at the end.
+	sort.SliceStable(todo, func(i, j int) bool { return todo[i].Params > todo[j].Params })
 	phase := "deep audit"
 	if a.opt.Quick {
 		phase = "quick audit"
