@@ -13,12 +13,23 @@ ifeq ($(GOARCH),amd64)
 SIMD := GOEXPERIMENT=simd
 endif
 
-.PHONY: all build run test test-unit test-simd test-wasm test-full guard vet fuzz bench clean
+.PHONY: all build wasm serve run test test-browser test-unit test-simd test-wasm test-full guard vet fuzz bench clean
 
 all: build
 
 build:
 	$(SIMD) $(GO) build -o $(BIN) ./cmd/clefcheck
+
+# The browser app: app.wasm (same Go as the server, whose wasm_exec.js go-app
+# serves) and the static assets, in build/web.
+wasm:
+	mkdir -p $(BUILD)/web
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags=-s -o $(BUILD)/web/app.wasm ./web/app
+	cp -r public/. $(BUILD)/web/
+
+# The site with the demo world on 127.0.0.1:8080.
+serve: build wasm
+	$(BIN) serve --web $(BUILD)/web --world $(DEMO)
 
 # The main job on the demo world: audit the demo adapter against its claims
 # with the rebuild check, then the decisions demo (decisiond on loopback,
@@ -26,7 +37,7 @@ build:
 run: build
 	scripts/run-demo.sh $(BIN) $(DEMO)
 
-test: guard vet test-unit test-simd test-wasm test-full
+test: guard vet test-unit test-simd test-wasm test-browser test-full
 
 # Unit, format, fuzz-seed and CLI tests, portable kernel.
 test-unit:
@@ -41,6 +52,12 @@ endif
 # The engine must compile for the browser.
 test-wasm:
 	GOOS=js GOARCH=wasm $(GO) build ./wasm/...
+
+# Real-browser tests (Debian's chromium, chromedp): the served site audits
+# the demo world, a tampered adapter given as files, and runs decisions.
+test-browser: wasm
+	CLEFCHECK_WEB=$(CURDIR)/$(BUILD)/web CLEFCHECK_SHOTS=$(CURDIR)/scripts/out/screenshots \
+		$(GO) test -count=1 -tags browser -run Browser -v ./cmd/clefcheck
 
 # The full-size twin of kvit-s/clef-lora-r256 (1.40 GB): the claims pass,
 # tampered copies fail with the right codes.

@@ -16,7 +16,6 @@ import (
 	"github.com/kvit-s/clefcheck/wasm/refs"
 	"github.com/kvit-s/clefcheck/wasm/report"
 	"github.com/kvit-s/clefcheck/wasm/source"
-	"github.com/kvit-s/clefcheck/wasm/world"
 )
 
 // DecideCommand sends records to a decision server.
@@ -98,7 +97,7 @@ func (c *DecideCommand) Run(ctx context.Context, args []string) error {
 	if *conc < 1 || *conc > 256 {
 		return &UsageError{Msg: "--concurrency must be 1–256"}
 	}
-	var recs []world.Record
+	var recs []refs.Record
 	for _, f := range recFiles {
 		rs, err := compare.ReadRecords(source.Dir(filepath.Dir(f)), filepath.Base(f))
 		if err != nil {

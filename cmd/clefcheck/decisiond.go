@@ -14,6 +14,7 @@ import (
 	"github.com/kvit-s/clefcheck/wasm/decision"
 	"github.com/kvit-s/clefcheck/wasm/demo"
 	"github.com/kvit-s/clefcheck/wasm/model"
+	"github.com/kvit-s/clefcheck/wasm/service"
 	"github.com/kvit-s/clefcheck/wasm/source"
 )
 
@@ -79,7 +80,7 @@ func (c *DecisiondCommand) Run(ctx context.Context, args []string) error {
 }
 
 // newDecisionServer loads the demo world's model as a server runs it.
-func newDecisionServer(worldDir, quant, drop string, merge bool) (*decision.Server, string, error) {
+func newDecisionServer(worldDir, quant, drop string, merge bool) (*service.Server, string, error) {
 	opt := model.Options{Adapter: source.Dir(filepath.Join(worldDir, "adapter")), Quant: quant, Merge: merge}
 	desc := "base + LoRA at run time"
 	if merge {
@@ -96,7 +97,7 @@ func newDecisionServer(worldDir, quant, drop string, merge bool) (*decision.Serv
 	if err != nil {
 		return nil, "", fmt.Errorf("loading the world in %s: %v", worldDir, err)
 	}
-	return &decision.Server{Model: m, Describe: desc}, desc, nil
+	return &service.Server{Model: m, Describe: desc}, desc, nil
 }
 
 // serveUntil serves h on ln until ctx ends, then shuts down gracefully.

@@ -9,7 +9,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 
-	"github.com/kvit-s/clefcheck/wasm/decision"
+	"github.com/kvit-s/clefcheck/wasm/service"
 )
 
 // ProxyCommand forwards to a decision server and adds CORS.
@@ -73,7 +73,7 @@ func newProxy(u *url.URL, origins []string) http.Handler {
 		return nil
 	}
 	rp.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
-		decision.WriteError(w, http.StatusBadGateway, "proxy_error", "the decision server at %s did not answer: %v", u, err)
+		service.WriteError(w, http.StatusBadGateway, "proxy_error", "the decision server at %s did not answer: %v", u, err)
 	}
-	return decision.CORS(origins, rp)
+	return service.CORS(origins, rp)
 }

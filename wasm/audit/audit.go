@@ -64,8 +64,9 @@ type Options struct {
 	Workers      int                // 0: GOMAXPROCS
 	Progress     func(progress.Status)
 	Tol          Tolerances // zero: Default
-	// Yield, when set, is called between pairs; the browser uses it to let
-	// the page breathe. It returns an error to cancel.
+	// Yield, when set, is called between pairs and between Gram panels (it
+	// must then be safe to call from the workers); the browser uses it to
+	// let the page breathe. An error returned between pairs cancels.
 	Yield func() error
 }
 
@@ -568,8 +569,8 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 			st.ga.Reset()
 			st.gb.Reset()
 		}
-		nfA, ssA = gramOfA(ta.DType, st.bufA, r, m.In, st.ga, &st.row)
-		nfB, ssB = gramOfB(tb.DType, st.bufB, m.Out, r, st.gb)
+		nfA, ssA = gramOfA(ta.DType, st.bufA, r, m.In, st.ga, &st.row, a.opt.Yield)
+		nfB, ssB = gramOfB(tb.DType, st.bufB, m.Out, r, st.gb, a.opt.Yield)
 	}
 	m.NormA, m.NormB, m.Nonfinite = math.Sqrt(ssA), math.Sqrt(ssB), nfA+nfB
 	if nfA > 0 {
@@ -671,13 +672,16 @@ func scanBF16(b []byte) (nonfinite int, sumsq float64) {
 
 // gramOfA feeds the columns of A (r × in, row-major bytes) into g as panel
 // rows: A·Aᵀ = Σ over columns of a_c·a_cᵀ.
-func gramOfA(dt string, b []byte, r, in int, g *spectral.Gram, scratch *[]float32) (nonfinite int, sumsq float64) {
+func gramOfA(dt string, b []byte, r, in int, g *spectral.Gram, scratch *[]float32, yield func() error) (nonfinite int, sumsq float64) {
 	sz := dtype.Size(dt)
 	stride := g.Stride()
 	if cap(*scratch) < spectral.PanelRows {
 		*scratch = make([]float32, spectral.PanelRows)
 	}
 	for c0 := 0; c0 < in; c0 += spectral.PanelRows {
+		if yield != nil {
+			yield()
+		}
 		k := min(spectral.PanelRows, in-c0)
 		p := g.NextPanel(k)
 		if dt == "BF16" {
@@ -712,10 +716,13 @@ func gramOfA(dt string, b []byte, r, in int, g *spectral.Gram, scratch *[]float3
 }
 
 // gramOfB feeds the rows of B (out × r) into g: Bᵀ·B = Σ over rows of b_iᵀ·b_i.
-func gramOfB(dt string, b []byte, out, r int, g *spectral.Gram) (nonfinite int, sumsq float64) {
+func gramOfB(dt string, b []byte, out, r int, g *spectral.Gram, yield func() error) (nonfinite int, sumsq float64) {
 	sz := dtype.Size(dt)
 	stride := g.Stride()
 	for i0 := 0; i0 < out; i0 += spectral.PanelRows {
+		if yield != nil {
+			yield()
+		}
 		k := min(spectral.PanelRows, out-i0)
 		p := g.NextPanel(k)
 		for t := 0; t < k; t++ {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/kvit-s/clefcheck/wasm/refs"
 	"github.com/kvit-s/clefcheck/wasm/report"
-	"github.com/kvit-s/clefcheck/wasm/world"
 )
 
 // AnswerStats compares one record's answers.
@@ -135,15 +134,15 @@ func kl(p, q []float64) float64 {
 }
 
 // ReadRecords reads records/<dataset>.jsonl files (FORMATS §4).
-func ReadRecords(fsys fs.FS, names ...string) ([]world.Record, error) {
-	var out []world.Record
+func ReadRecords(fsys fs.FS, names ...string) ([]refs.Record, error) {
+	var out []refs.Record
 	seen := map[string]bool{}
 	for _, name := range names {
 		f, err := fsys.Open(name)
 		if err != nil {
 			return nil, &report.Error{Code: report.FileUnreadable, Subject: name, Msg: err.Error()}
 		}
-		err = refs.ReadJSONL(f, name, func(line int, r *world.Record) error {
+		err = refs.ReadJSONL(f, name, func(line int, r *refs.Record) error {
 			if r.ID == "" || len(r.Options) == 0 {
 				return fmt.Errorf("a record needs an id and options")
 			}

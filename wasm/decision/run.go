@@ -9,12 +9,11 @@ import (
 
 	"github.com/kvit-s/clefcheck/wasm/progress"
 	"github.com/kvit-s/clefcheck/wasm/refs"
-	"github.com/kvit-s/clefcheck/wasm/world"
 )
 
 // Outcome is one record's decision, or why it failed.
 type Outcome struct {
-	Record  world.Record
+	Record  refs.Record
 	Resp    *Response
 	Err     error
 	Latency time.Duration
@@ -50,7 +49,7 @@ type RunOptions struct {
 
 // Run sends every record with at most Concurrency requests in flight and
 // returns the outcomes in record order.
-func Run(ctx context.Context, c *Client, recs []world.Record, opt RunOptions) []*Outcome {
+func Run(ctx context.Context, c *Client, recs []refs.Record, opt RunOptions) []*Outcome {
 	n := max(1, opt.Concurrency)
 	out := make([]*Outcome, len(recs))
 	meter := progress.NewMeter("decisions", int64(len(recs)), opt.Progress)

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -63,6 +64,9 @@ func References(dir string) error {
 	}
 	m, err := model.Load(source.Dir(filepath.Join(dir, world.TunedDir)), head, model.Options{})
 	if err != nil {
+		return err
+	}
+	if err := calibrate(dir, m, head); err != nil {
 		return err
 	}
 	for _, d := range []string{RecordsDir, AnswersDir, HiddenDir} {
@@ -138,4 +142,53 @@ func LoadServer(dir string, opt model.Options) (*model.Model, error) {
 		opt.Adapter = source.Dir(filepath.Join(dir, world.AdapterDir))
 	}
 	return model.Load(source.Dir(filepath.Join(dir, world.BaseDir)), head, opt)
+}
+
+// calibrate fits the stand-in scoring network's centre and temperature on
+// the records: the centre is the mean projected feature (so that what all
+// prompts share does not pick the answer), the temperature spreads the
+// logits to a standard deviation of about 2. It rewrites head.safetensors.
+func calibrate(dir string, m *model.Model, head *model.Head) error {
+	recs := world.Records()
+	var feats [][]float64
+	for _, r := range recs {
+		ids := model.Tokenize(r.Prompt, r.Options)
+		res, err := m.Forward(ids, nil)
+		if err != nil {
+			return err
+		}
+		feats = append(feats, head.Features(m, res.Hidden, res.Layers, res.T, int(ids[len(ids)-1])))
+	}
+	H := head.H
+	for i := 0; i < H; i++ {
+		var s float64
+		for _, f := range feats {
+			s += f[i]
+		}
+		head.Center[i] = float32(s / float64(len(feats)))
+	}
+	head.Temp = 1
+	var ss, n float64
+	for i, r := range recs {
+		ids := model.Tokenize(r.Prompt, r.Options)
+		res, _ := m.Forward(ids, nil)
+		_ = i
+		lg := head.Score(m, res.Hidden, res.Layers, res.T, int(ids[len(ids)-1]), r.Options)
+		var mean float64
+		for _, v := range lg {
+			mean += v / float64(len(lg))
+		}
+		for _, v := range lg {
+			ss += (v - mean) * (v - mean)
+			n++
+		}
+	}
+	if sd := math.Sqrt(ss / n); sd > 0 {
+		head.Temp = float32(2 / sd)
+	}
+	var buf bytes.Buffer
+	if err := head.Encode(&buf); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, model.HeadFile), buf.Bytes(), 0o644)
 }

@@ -44,18 +44,19 @@ const (
 // MaxTokens bounds a prompt's length; longer prompts are cut (keeping the end).
 const MaxTokens = 256
 
-// Tokenize encodes a prompt and its options: BOS, the prompt's bytes, then
-// for each option SEP and its bytes, then EOS.
+// Tokenize encodes a prompt and its options: BOS, each option's bytes
+// followed by SEP, then the prompt's bytes, then EOS — the prompt last, so
+// that it is closest to the last token the head reads.
 func Tokenize(prompt string, options []string) []int32 {
 	ids := []int32{BOS}
-	for _, b := range []byte(prompt) {
-		ids = append(ids, int32(b)+4)
-	}
 	for _, o := range options {
-		ids = append(ids, SEP)
 		for _, b := range []byte(o) {
 			ids = append(ids, int32(b)+4)
 		}
+		ids = append(ids, SEP)
+	}
+	for _, b := range []byte(prompt) {
+		ids = append(ids, int32(b)+4)
 	}
 	ids = append(ids, EOS)
 	if len(ids) > MaxTokens {
@@ -349,7 +350,7 @@ func (m *Model) Forward(ids []int32, options []string) (*Result, error) {
 		}
 	}
 	if m.Head != nil {
-		res.Logits = m.Head.Score(m, res.Hidden, res.Layers, T, options)
+		res.Logits = m.Head.Score(m, res.Hidden, res.Layers, T, int(ids[T-1]), options)
 		res.Probs = Softmax(res.Logits)
 		for i, p := range res.Probs {
 			if p > res.Probs[res.Choice] {

@@ -81,7 +81,7 @@ func TestForward(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := Tokenize("Which tool measures temperature?", []string{"A", "B", "C", "D"})
-	if ids[0] != BOS || ids[len(ids)-1] != EOS || int(ids[1]) != 'W'+4 {
+	if ids[0] != BOS || ids[len(ids)-1] != EOS || int(ids[1]) != 'A'+4 || ids[2] != SEP || int(ids[9]) != 'W'+4 {
 		t.Fatalf("tokens %v", ids[:4])
 	}
 	load := func(ck string, opt Options) *Result {

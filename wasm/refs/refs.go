@@ -28,6 +28,15 @@ import (
 // HiddenFormat is the metadata format of hidden-state files.
 const HiddenFormat = "clef-hidden/1"
 
+// Record is one test record (records/<dataset>.jsonl).
+type Record struct {
+	ID      string   `json:"id"`
+	Dataset string   `json:"dataset"`
+	Prompt  string   `json:"prompt"`
+	Options []string `json:"options"`
+	Answer  string   `json:"answer,omitempty"` // the known answer, when there is one
+}
+
 // Answer is one line of an answers file.
 type Answer struct {
 	ID      string    `json:"id"`

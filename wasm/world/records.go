@@ -1,13 +1,9 @@
 package world
 
-// Record is one test record (FORMATS §4, records/<dataset>.jsonl).
-type Record struct {
-	ID      string   `json:"id"`
-	Dataset string   `json:"dataset"`
-	Prompt  string   `json:"prompt"`
-	Options []string `json:"options"`
-	Answer  string   `json:"answer,omitempty"`
-}
+import "github.com/kvit-s/clefcheck/wasm/refs"
+
+// Record is a test record (refs.Record).
+type Record = refs.Record
 
 // The demo world's test records, written for this project: short
 // science questions in the shape of ARC-Challenge rows, and banking

@@ -1,4 +1,8 @@
-package decision
+// Package service serves the decision API (FORMATS §5) with the demo
+// world's model: POST /v1/systemone and GET /health, with bounded request
+// size and concurrency, bearer tokens and CORS. It is server code, kept out
+// of app.wasm.
+package service
 
 import (
 	"context"
@@ -10,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvit-s/clefcheck/wasm/decision"
 	"github.com/kvit-s/clefcheck/wasm/model"
 )
 
@@ -48,7 +53,7 @@ func (s *Server) init() {
 func (s *Server) Handler() http.Handler {
 	s.init()
 	mux := http.NewServeMux()
-	mux.HandleFunc(Path, s.decide)
+	mux.HandleFunc(decision.Path, s.decide)
 	mux.HandleFunc("/health", s.health)
 	return s.cors(mux)
 }
@@ -89,7 +94,7 @@ func (s *Server) cors(h http.Handler) http.Handler {
 
 // WriteError writes a JSON error.
 func WriteError(w http.ResponseWriter, status int, typ, format string, a ...any) {
-	var b ErrorBody
+	var b decision.ErrorBody
 	b.Error.Message = fmt.Sprintf(format, a...)
 	b.Error.Type = typ
 	w.Header().Set("Content-Type", "application/json")
@@ -125,13 +130,13 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusUnsupportedMediaType, "invalid_request", "Content-Type must be application/json")
 		return
 	}
-	body := http.MaxBytesReader(w, r.Body, MaxBody)
-	var req Request
+	body := http.MaxBytesReader(w, r.Body, decision.MaxBody)
+	var req decision.Request
 	dec := json.NewDecoder(body)
 	if err := dec.Decode(&req); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			WriteError(w, http.StatusRequestEntityTooLarge, "invalid_request", "request body over %d bytes", MaxBody)
+			WriteError(w, http.StatusRequestEntityTooLarge, "invalid_request", "request body over %d bytes", decision.MaxBody)
 			return
 		}
 		WriteError(w, http.StatusBadRequest, "invalid_request", "body is not a decision request: %v", err)
@@ -157,13 +162,13 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusInternalServerError, "server_error", "%v", err)
 		return
 	}
-	resp := Response{ID: req.ID, Model: s.Name, Choice: req.Options[res.Choice], Options: req.Options, Logits: res.Logits, Probs: res.Probs}
+	resp := decision.Response{ID: req.ID, Model: s.Name, Choice: req.Options[res.Choice], Options: req.Options, Logits: res.Logits, Probs: res.Probs}
 	if req.ReturnHidden {
 		resp.InputIDs = make([]int64, len(ids))
 		for i, v := range ids {
 			resp.InputIDs[i] = int64(v)
 		}
-		resp.Hidden = &Hidden{DType: "F32", Shape: []int{len(res.Layers), res.T, s.Model.Arch.Hidden}, Layers: res.Layers, Data: EncodeF32(res.Hidden)}
+		resp.Hidden = &decision.Hidden{DType: "F32", Shape: []int{len(res.Layers), res.T, s.Model.Arch.Hidden}, Layers: res.Layers, Data: decision.EncodeF32(res.Hidden)}
 	}
 	resp.TimingMS.Total = float64(time.Since(start).Microseconds()) / 1000
 	w.Header().Set("Content-Type", "application/json")

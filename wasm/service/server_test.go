@@ -1,4 +1,4 @@
-package decision_test
+package service_test
 
 import (
 	"context"
@@ -13,10 +13,11 @@ import (
 	"github.com/kvit-s/clefcheck/wasm/decision"
 	"github.com/kvit-s/clefcheck/wasm/demo"
 	"github.com/kvit-s/clefcheck/wasm/model"
+	"github.com/kvit-s/clefcheck/wasm/service"
 	"github.com/kvit-s/clefcheck/wasm/world"
 )
 
-func demoServer(t *testing.T) (*decision.Server, *httptest.Server) {
+func demoServer(t *testing.T) (*service.Server, *httptest.Server) {
 	t.Helper()
 	dir := t.TempDir()
 	if err := world.Generate(dir, 1); err != nil {
@@ -26,7 +27,7 @@ func demoServer(t *testing.T) (*decision.Server, *httptest.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &decision.Server{Model: m, Token: "sekret", AllowOrigins: []string{"https://kvit-s.hf.space"}, MaxInFlight: 1, QueueWait: 50 * time.Millisecond}
+	srv := &service.Server{Model: m, Token: "sekret", AllowOrigins: []string{"https://kvit-s.hf.space"}, MaxInFlight: 1, QueueWait: 50 * time.Millisecond}
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	return srv, hs

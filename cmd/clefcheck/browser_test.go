@@ -1,0 +1,187 @@
+//go:build browser
+
+package main
+
+// Tests in a real browser (Debian's chromium, driven by chromedp): the
+// served site loads the demo world and audits it, audits a tampered adapter
+// given through the file input, and runs decisions against the demo
+// decision service. Screenshots go to $CLEFCHECK_SHOTS (default
+// scripts/out/screenshots). Run with: make test-browser.
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+func chromium(t *testing.T) string {
+	for _, p := range []string{os.Getenv("CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if p != "" {
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+		}
+	}
+	if p, err := exec.LookPath("chromium"); err == nil {
+		return p
+	}
+	t.Fatal("no chromium: install Debian's chromium (.ci/run does)")
+	return ""
+}
+
+func browser(t *testing.T) (context.Context, string) {
+	t.Helper()
+	webDir := os.Getenv("CLEFCHECK_WEB")
+	if webDir == "" {
+		webDir = "../../build/web"
+	}
+	h, err := newSiteHandler(webDir, worldDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)),
+		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 1000),
+	)
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	ctx, cancel2 := chromedp.NewContext(actx)
+	t.Cleanup(cancel2)
+	ctx, cancel3 := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(cancel3)
+	return ctx, hs.URL
+}
+
+func shot(t *testing.T, ctx context.Context, name string) {
+	dir := os.Getenv("CLEFCHECK_SHOTS")
+	if dir == "" {
+		dir = "../../scripts/out/screenshots"
+	}
+	os.MkdirAll(dir, 0o755)
+	buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	os.WriteFile(filepath.Join(dir, name+".png"), buf, 0o644)
+}
+
+// waitText waits until the element's text contains want.
+func waitText(ctx context.Context, sel, want string) (string, error) {
+	var text string
+	for {
+		var err error
+		text, err = chromedp.Run(ctx, chromedp.Text(sel, chromedp.NodeVisible))
+		if err == nil && strings.Contains(text, want) {
+			return text, nil
+		}
+		select {
+		case <-ctx.Done():
+			return text, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func TestBrowserAuditDemo(t *testing.T) {
+	ctx, url := browser(t)
+	start := time.Now()
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"/"), chromedp.WaitVisible("#load-demo")); err != nil {
+		t.Fatal(err)
+	}
+	// The wasm app takes over the prerendered page; wait until it reacts.
+	time.Sleep(2 * time.Second)
+	if err := chromedp.Do(ctx, chromedp.Click("#load-demo")); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	text, err := waitText(wctx, "#verdict", "PASS")
+	shot(t, ctx, "audit-demo")
+	if err != nil {
+		page, _ := chromedp.Run(ctx, chromedp.Text("main"))
+		t.Fatalf("no PASS verdict (%q): %v\n%s", text, err, page)
+	}
+	rows, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#matrices tbody tr").length`))
+	if rows != 25 {
+		t.Errorf("%d rows in the first page of pairs, want 25", rows)
+	}
+	t.Logf("demo audit in the browser: PASS after %v", time.Since(start).Round(time.Millisecond))
+}
+
+func TestBrowserTamperedFiles(t *testing.T) {
+	ctx, url := browser(t)
+	// A tampered copy: the config claims DoRA.
+	dir := t.TempDir()
+	for _, f := range []string{"adapter_model.safetensors", "extraction-report.json"} {
+		data, err := os.ReadFile(filepath.Join(worldDir, "adapter", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, f), data, 0o644)
+	}
+	os.WriteFile(filepath.Join(dir, "adapter_config.json"), []byte(`{"peft_type":"LORA","r":16,"lora_alpha":16,"use_dora":true,"target_modules":["q_proj"]}`), 0o644)
+	files := []string{filepath.Join(dir, "adapter_config.json"), filepath.Join(dir, "adapter_model.safetensors"), filepath.Join(dir, "extraction-report.json")}
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(url+"/"), chromedp.WaitVisible("#load-demo"), chromedp.Sleep(2*time.Second),
+		chromedp.SetValue("#claims", "demo"),
+		chromedp.SetUploadFiles("#adapter-files", files),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if _, err := waitText(wctx, "#verdict", "FAIL"); err != nil {
+		shot(t, ctx, "audit-tampered")
+		t.Fatalf("no FAIL verdict: %v", err)
+	}
+	text, _ := waitText(wctx, "#findings", "config.invalid")
+	shot(t, ctx, "audit-tampered")
+	if !strings.Contains(text, "DoRA") {
+		t.Errorf("findings do not explain the DoRA config: %s", text)
+	}
+}
+
+func TestBrowserDecisions(t *testing.T) {
+	ctx, url := browser(t)
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(url+"/decisions"), chromedp.WaitVisible("#use-demo"), chromedp.Sleep(2*time.Second),
+		chromedp.Click("#use-demo"),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if _, err := waitText(wctx, "#run", "Run 36 records"); err != nil {
+		shot(t, ctx, "decisions")
+		t.Fatalf("records not loaded: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click("#run")); err != nil {
+		t.Fatal(err)
+	}
+	text, err := waitText(wctx, "#agreement", "36 of 36 agree")
+	if err == nil {
+		_, err = waitText(wctx, "#decisions-summary", "known answers")
+	}
+	shot(t, ctx, "decisions")
+	if err != nil {
+		t.Fatalf("agreement not shown (%q): %v", text, err)
+	}
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/maxence-charriere/go-app/v10/pkg/app"
+
+	"github.com/kvit-s/clefcheck/wasm/decision"
+	"github.com/kvit-s/clefcheck/wasm/demo"
+	"github.com/kvit-s/clefcheck/web"
+)
+
+// ServeCommand hosts the site with the built-in demo world.
+type ServeCommand struct{ stdout, stderr io.Writer }
+
+func (c *ServeCommand) Usage() string {
+	return `Usage: clefcheck serve [--addr HOST:PORT] [--web DIR] [--world DIR]
+
+Hosts the clefcheck web app, the demo world's files under /demo/ (read by the
+page with Range requests) and the demo decision service (POST /v1/systemone,
+GET /health) on one origin, so that everything works with no GPU and no
+download. --web is the folder with app.wasm and the static assets (make
+wasm puts them in build/web); --world is generated there if missing.
+
+Flags:
+  --addr HOST:PORT   listen address (default 127.0.0.1:8080)
+  --web DIR          app.wasm and assets (default build/web)
+  --world DIR        the demo world (default demo)
+`
+}
+
+func (c *ServeCommand) Run(ctx context.Context, args []string) error {
+	fs := newFlags("serve", c.Usage)
+	addr := fs.String("addr", "127.0.0.1:8080", "")
+	webDir := fs.String("web", "build/web", "")
+	worldDir := fs.String("world", "demo", "")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return &UsageError{Msg: "serve takes no arguments"}
+	}
+	h, err := newSiteHandler(*webDir, *worldDir)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "clefcheck is at http://%s/ (demo world in %s, decision service at %s)\n", ln.Addr(), *worldDir, decision.Path)
+	return serveUntil(ctx, ln, h)
+}
+
+// staticDir serves /web/... from a folder, for go-app's resource resolver.
+type staticDir struct {
+	http.Handler
+}
+
+func (staticDir) Resolve(location string) string { return location }
+
+// newSiteHandler assembles the site: the app, the world's files and the
+// decision service.
+func newSiteHandler(webDir, worldDir string) (http.Handler, error) {
+	wasm, err := os.ReadFile(filepath.Join(webDir, "app.wasm"))
+	if err != nil {
+		return nil, fmt.Errorf("no app.wasm in %s (run make wasm): %v", webDir, err)
+	}
+	if _, err := os.Stat(filepath.Join(worldDir, "reference", "answers")); err != nil {
+		if err := demo.Build(worldDir, 1); err != nil {
+			return nil, err
+		}
+	}
+	sum := sha256.Sum256(wasm)
+	web.Routes()
+	ah := web.Handler(hex.EncodeToString(sum[:8]), staticDir{http.StripPrefix("/web/", http.FileServer(http.Dir(webDir)))})
+	srv, _, err := newDecisionServer(worldDir, "", "", false)
+	if err != nil {
+		return nil, err
+	}
+	srv.AllowOrigins = []string{"*"}
+	dh := srv.Handler()
+	files := http.StripPrefix("/demo/", http.FileServer(http.Dir(worldDir)))
+	mux := http.NewServeMux()
+	mux.Handle(decision.Path, dh)
+	mux.Handle("/health", dh)
+	mux.Handle("/demo/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/") {
+			http.NotFound(w, r) // no directory listings
+			return
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		w.Header().Set("Access-Control-Expose-Headers", "Content-Range, Content-Length, Accept-Ranges")
+		files.ServeHTTP(w, r)
+	}))
+	mux.Handle("/", ah)
+	return mux, nil
+}
+
+var _ app.ResourceResolver = staticDir{}

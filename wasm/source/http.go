@@ -1,0 +1,247 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// HTTP is a base URL as an fs.FS whose files are read with HTTP Range
+// requests: nothing is downloaded whole. A Hugging Face "resolve" URL of a
+// repository folder, or any server that honours Range, works. In the
+// browser net/http is fetch, so the same code runs there.
+type HTTP struct {
+	Base   *url.URL
+	Client *http.Client // nil: http.DefaultClient
+	Token  string       // optional bearer token
+	// FirstChunk is how much Open reads and keeps from the start of a file
+	// (the safetensors header usually fits): one request for the size and
+	// the header together.
+	FirstChunk int
+	Ctx        context.Context
+}
+
+// NewHTTP parses base, which must be an http(s) URL; a trailing slash is
+// implied.
+func NewHTTP(base string) (*HTTP, error) {
+	u, err := url.Parse(strings.TrimSpace(base))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("source: %q is not an http(s) URL", base)
+	}
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+	}
+	u.RawQuery, u.Fragment = "", ""
+	return &HTTP{Base: u, FirstChunk: 64 << 10}, nil
+}
+
+func (h *HTTP) client() *http.Client {
+	if h.Client != nil {
+		return h.Client
+	}
+	return http.DefaultClient
+}
+
+func (h *HTTP) ctx() context.Context {
+	if h.Ctx != nil {
+		return h.Ctx
+	}
+	return context.Background()
+}
+
+// URL is the address of name.
+func (h *HTTP) URL(name string) string {
+	u := *h.Base
+	u.Path = path.Join(h.Base.Path, name)
+	return u.String()
+}
+
+// Open fetches the first chunk of name with a Range request, which also
+// gives the file's size (Content-Range). A server that ignores Range is
+// accepted only for files of at most FirstChunk bytes.
+func (h *HTTP) Open(name string) (fs.File, error) { return h.open(name, max(h.FirstChunk, 1)) }
+
+func (h *HTTP) open(name string, n int) (*httpFile, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	f := &httpFile{h: h, name: name, url: h.URL(name)}
+	data, size, err := f.get(0, int64(n))
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	f.head, f.size = data, size
+	return f, nil
+}
+
+// Stat reports a file's size (fs.StatFS), with one small request.
+func (h *HTTP) Stat(name string) (fs.FileInfo, error) {
+	f, err := h.open(name, 1)
+	if err != nil {
+		return nil, err
+	}
+	return f.Stat()
+}
+
+type httpFile struct {
+	h    *HTTP
+	name string
+	url  string
+	size int64
+	head []byte // bytes [0, len(head)) of the file
+	mu   sync.Mutex
+	off  int64 // for Read
+}
+
+// errRange means the server does not serve ranges.
+var errRange = errors.New("the server ignores HTTP Range requests (needed to read large files in place)")
+
+// get fetches [off, off+n) (clamped to the file) and returns the bytes and
+// the file's total size.
+func (f *httpFile) get(off, n int64) ([]byte, int64, error) {
+	req, err := http.NewRequestWithContext(f.h.ctx(), http.MethodGet, f.url, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", off, off+n-1))
+	if f.h.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+f.h.Token)
+	}
+	resp, err := f.h.client().Do(req)
+	if err != nil {
+		msg := err.Error()
+		if strings.Contains(msg, "fetch() failed") {
+			return nil, 0, fmt.Errorf("%s: %v (from a web page this usually means the server does not allow this origin (CORS) or is unreachable)", f.url, err)
+		}
+		return nil, 0, err
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusPartialContent:
+		start, end, total, err := parseContentRange(resp.Header.Get("Content-Range"))
+		if err != nil {
+			return nil, 0, err
+		}
+		if start != off || end-start+1 > n {
+			return nil, 0, fmt.Errorf("asked for bytes %d–%d, the server sent %d–%d", off, off+n-1, start, end)
+		}
+		data, err := io.ReadAll(io.LimitReader(resp.Body, end-start+2))
+		if err != nil {
+			return nil, 0, err
+		}
+		if int64(len(data)) != end-start+1 {
+			return nil, 0, fmt.Errorf("the server sent %d bytes for a range of %d", len(data), end-start+1)
+		}
+		return data, total, nil
+	case http.StatusOK:
+		// No range support: acceptable only for a small whole file.
+		limit := int64(max(f.h.FirstChunk, 1))
+		data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+		if err != nil {
+			return nil, 0, err
+		}
+		if int64(len(data)) > limit || off != 0 {
+			return nil, 0, errRange
+		}
+		f.head = data
+		return data, int64(len(data)), nil
+	case http.StatusRequestedRangeNotSatisfiable:
+		// An empty file: the Content-Range gives "*/0".
+		if _, _, total, err := parseContentRange(resp.Header.Get("Content-Range")); err == nil && total == 0 {
+			return nil, 0, nil
+		}
+		return nil, 0, fmt.Errorf("range %d–%d not satisfiable", off, off+n-1)
+	case http.StatusNotFound, http.StatusGone:
+		return nil, 0, fs.ErrNotExist
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return nil, 0, fmt.Errorf("HTTP %d: %s needs a token (or the token lacks access)", resp.StatusCode, f.url)
+	}
+	return nil, 0, fmt.Errorf("HTTP %d from %s", resp.StatusCode, f.url)
+}
+
+// parseContentRange reads "bytes START-END/TOTAL" (or "bytes */TOTAL").
+func parseContentRange(v string) (start, end, total int64, err error) {
+	rest, ok := strings.CutPrefix(v, "bytes ")
+	if !ok {
+		return 0, 0, 0, fmt.Errorf("malformed Content-Range %q (is it exposed to the page? Access-Control-Expose-Headers)", v)
+	}
+	rng, tot, ok := strings.Cut(rest, "/")
+	if !ok {
+		return 0, 0, 0, fmt.Errorf("malformed Content-Range %q", v)
+	}
+	if total, err = strconv.ParseInt(tot, 10, 64); err != nil || total < 0 {
+		return 0, 0, 0, fmt.Errorf("Content-Range %q has no total size", v)
+	}
+	if rng == "*" {
+		return 0, -1, total, nil
+	}
+	a, b, ok := strings.Cut(rng, "-")
+	if !ok {
+		return 0, 0, 0, fmt.Errorf("malformed Content-Range %q", v)
+	}
+	start, err1 := strconv.ParseInt(a, 10, 64)
+	end, err2 := strconv.ParseInt(b, 10, 64)
+	if err1 != nil || err2 != nil || start < 0 || end < start || end >= total {
+		return 0, 0, 0, fmt.Errorf("malformed Content-Range %q", v)
+	}
+	return start, end, total, nil
+}
+
+func (f *httpFile) Size() int64 { return f.size }
+
+// ReadAt serves from the first chunk when it can, else with one Range
+// request for exactly the bytes asked.
+func (f *httpFile) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, errors.New("negative offset")
+	}
+	if off >= f.size {
+		if len(p) == 0 {
+			return 0, nil
+		}
+		return 0, io.EOF
+	}
+	want := min(int64(len(p)), f.size-off)
+	if off+want <= int64(len(f.head)) {
+		copy(p, f.head[off:off+want])
+	} else {
+		data, _, err := f.get(off, want)
+		if err != nil {
+			return 0, err
+		}
+		copy(p, data)
+	}
+	if want < int64(len(p)) {
+		return int(want), io.EOF
+	}
+	return int(want), nil
+}
+
+func (f *httpFile) Read(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, err := f.ReadAt(p, f.off)
+	f.off += int64(n)
+	return n, err
+}
+
+func (f *httpFile) Stat() (fs.FileInfo, error) { return httpInfo{f}, nil }
+func (f *httpFile) Close() error               { return nil }
+
+type httpInfo struct{ f *httpFile }
+
+func (i httpInfo) Name() string       { return path.Base(i.f.name) }
+func (i httpInfo) Size() int64        { return i.f.size }
+func (i httpInfo) Mode() fs.FileMode  { return 0o444 }
+func (i httpInfo) ModTime() time.Time { return time.Time{} }
+func (i httpInfo) IsDir() bool        { return false }
+func (i httpInfo) Sys() any           { return nil }

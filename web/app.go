@@ -1,0 +1,94 @@
+// Package web is clefcheck's browser frontend (go-app, compiled to
+// app.wasm): components render state, and handlers run the engine (package
+// wasm/...) and publish results. Nothing is uploaded: local files are read
+// in place, remote ones with HTTP Range requests.
+package web
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/maxence-charriere/go-app/v10/pkg/app"
+)
+
+// Pages lists the app's routes (for static generation too).
+var Pages = []string{"/", "/decisions"}
+
+// Routes registers the pages.
+func Routes() {
+	app.Route("/", func() app.Composer { return &AuditPage{} })
+	app.Route("/decisions", func() app.Composer { return &DecisionsPage{} })
+}
+
+// shell lays out a page: header, navigation, content.
+func shell(active string, content ...app.UI) app.UI {
+	link := func(href, label, id string) app.UI {
+		a := app.A().Href(href).Text(label).ID("nav-" + id)
+		if id == active {
+			a = a.Class("active")
+		}
+		return a
+	}
+	return app.Div().Class("page").Body(
+		app.Header().Class("top").Body(
+			app.Span().Class("brand").Text("clefcheck"),
+			app.Nav().Body(
+				link("./", "Audit", "audit"),
+				link("decisions", "Decisions", "decisions"),
+			),
+			app.Span().Class("tag").Text("runs in your browser · nothing is uploaded"),
+		),
+		app.Main().Body(content...),
+	)
+}
+
+// siteURL resolves a path relative to the page (so that the site works at
+// the root and under a sub-path).
+func siteURL(rel string) string {
+	u := app.Window().URL()
+	if u == nil || u.Host == "" {
+		return rel
+	}
+	base := *u
+	base.RawQuery, base.Fragment = "", ""
+	if !strings.HasSuffix(base.Path, "/") {
+		// /clefcheck/decisions → /clefcheck/
+		base.Path = base.Path[:strings.LastIndex(base.Path, "/")+1]
+	}
+	r, err := url.Parse(rel)
+	if err != nil {
+		return rel
+	}
+	return base.ResolveReference(r).String()
+}
+
+// safeHTTP accepts only http(s) URLs.
+func safeHTTP(s string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("only http(s) URLs are accepted")
+	}
+	return u.String(), nil
+}
+
+// clip shortens long strings for display.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// download offers data as a file.
+func download(name, mime string, data []byte) {
+	u8 := app.Window().Get("Uint8Array").New(len(data))
+	app.CopyBytesToJS(u8, data)
+	blob := app.Window().Get("Blob").New([]any{u8}, map[string]any{"type": mime})
+	href := app.Window().Get("URL").Call("createObjectURL", blob)
+	a := app.Window().Get("document").Call("createElement", "a")
+	a.Set("href", href)
+	a.Set("download", name)
+	a.Call("click")
+	app.Window().Get("URL").Call("revokeObjectURL", href)
+}

@@ -1,0 +1,14 @@
+// Command app is clefcheck's browser entry point, compiled to app.wasm
+// (GOOS=js GOARCH=wasm). It imports no server code.
+package main
+
+import (
+	"github.com/maxence-charriere/go-app/v10/pkg/app"
+
+	"github.com/kvit-s/clefcheck/web"
+)
+
+func main() {
+	web.Routes()
+	app.RunWhenOnBrowser()
+}

@@ -1,0 +1,29 @@
+//go:build !wasm
+
+package web
+
+import "github.com/maxence-charriere/go-app/v10/pkg/app"
+
+// The server side of go-app lives behind !wasm so that app.wasm does not
+// carry it (it would double the binary).
+
+// Handler returns the app's handler; version must change with app.wasm.
+func Handler(version string, res app.ResourceResolver) *app.Handler {
+	return &app.Handler{
+		Name:         "clefcheck",
+		ShortName:    "clefcheck",
+		Title:        "clefcheck — verify a LoRA adapter",
+		Description:  "Checks a PEFT LoRA adapter extracted by SVD (kvit-s/clef-lora-r256) against its claims, in your browser: nothing is uploaded.",
+		Author:       "clefcheck",
+		Lang:         "en",
+		Styles:       []string{"/web/clefcheck.css"},
+		Version:      version,
+		Resources:    res,
+		LoadingLabel: "Loading clefcheck ({progress}%)",
+		RawHeaders: []string{
+			// app.Raw is never given data from a file or a server; this policy
+			// keeps scripts to the site's own and the wasm it compiles.
+			`<meta http-equiv="Content-Security-Policy" content="default-src 'self'; script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self' http: https:; worker-src 'self' blob:">`,
+		},
+	}
+}
