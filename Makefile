@@ -13,7 +13,7 @@ ifeq ($(GOARCH),amd64)
 SIMD := GOEXPERIMENT=simd
 endif
 
-.PHONY: all build wasm serve run test test-browser test-unit test-simd test-wasm test-full guard vet fuzz bench clean
+.PHONY: all build wasm serve run demo site space test test-browser test-unit test-simd test-wasm test-full guard vet fuzz bench clean
 
 all: build
 
@@ -27,15 +27,26 @@ wasm:
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags=-s -o $(BUILD)/web/app.wasm ./web/app
 	cp -r public/. $(BUILD)/web/
 
-# The site with the demo world on 127.0.0.1:8080.
-serve: build wasm
-	$(BIN) serve --web $(BUILD)/web --world $(DEMO)
+# The main job on the demo world: the site, with the demo world and its
+# decision service, on http://127.0.0.1:8080/ (Ctrl-C stops it).
+run: build wasm
+	$(BIN) serve --addr 127.0.0.1:8080 --web $(BUILD)/web --world $(DEMO)
 
-# The main job on the demo world: audit the demo adapter against its claims
-# with the rebuild check, then the decisions demo (decisiond on loopback,
-# clefcheck decide against it, compared with the references).
-run: build
+serve: run
+
+# The same on the command line: audit the demo adapter with the rebuild
+# check, then decisiond on loopback and clefcheck decide against it.
+demo: build
 	scripts/run-demo.sh $(BIN) $(DEMO)
+
+# The static site (make site BASE=/clefcheck for a sub-path, e.g. GitHub Pages).
+BASE ?=
+site: build wasm
+	$(BIN) site --out $(BUILD)/site --base "$(BASE)" --web $(BUILD)/web --world $(DEMO)
+
+# A ready static Hugging Face Space (README front matter sdk: static).
+space: build wasm
+	$(BIN) site --out $(BUILD)/space --space --web $(BUILD)/web --world $(DEMO)
 
 test: guard vet test-unit test-simd test-wasm test-browser test-full
 

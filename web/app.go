@@ -34,8 +34,8 @@ func shell(active string, content ...app.UI) app.UI {
 		app.Header().Class("top").Body(
 			app.Span().Class("brand").Text("clefcheck"),
 			app.Nav().Body(
-				link("./", "Audit", "audit"),
-				link("decisions", "Decisions", "decisions"),
+				link(route("/"), "Audit", "audit"),
+				link(route("/decisions"), "Decisions", "decisions"),
 			),
 			app.Span().Class("tag").Text("runs in your browser · nothing is uploaded"),
 		),
@@ -43,19 +43,28 @@ func shell(active string, content ...app.UI) app.UI {
 	)
 }
 
-// siteURL resolves a path relative to the page (so that the site works at
-// the root and under a sub-path).
+// rootPrefix is the site's path prefix ("" at the root, "/clefcheck" under
+// a sub-path), as go-app passes it to the client.
+func rootPrefix() string {
+	if !app.IsClient {
+		return ""
+	}
+	return strings.TrimRight(app.Getenv("GOAPP_ROOT_PREFIX"), "/")
+}
+
+// route is the href of an app page. When the site is generated statically
+// under a prefix, go-app prefixes hrefs on the server side but not in the
+// client (go-app issues #1101, #971), so the client adds it.
+func route(p string) string { return rootPrefix() + p }
+
+// siteURL is the absolute URL of a file of the site (e.g. demo/...), at the
+// root or under the prefix, whatever the current page.
 func siteURL(rel string) string {
 	u := app.Window().URL()
 	if u == nil || u.Host == "" {
 		return rel
 	}
-	base := *u
-	base.RawQuery, base.Fragment = "", ""
-	if !strings.HasSuffix(base.Path, "/") {
-		// /clefcheck/decisions → /clefcheck/
-		base.Path = base.Path[:strings.LastIndex(base.Path, "/")+1]
-	}
+	base := url.URL{Scheme: u.Scheme, Host: u.Host, Path: rootPrefix() + "/"}
 	r, err := url.Parse(rel)
 	if err != nil {
 		return rel

@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -183,5 +184,76 @@ func TestBrowserDecisions(t *testing.T) {
 	shot(t, ctx, "decisions")
 	if err != nil {
 		t.Fatalf("agreement not shown (%q): %v", text, err)
+	}
+}
+
+// staticHost serves a generated site under prefix the way static hosts do:
+// files as they are, "/x" as "/x.html" when that exists, 404.html otherwise.
+func staticHost(dir, prefix string) http.Handler {
+	files := http.FileServer(http.Dir(dir))
+	return http.StripPrefix(prefix, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := filepath.Join(dir, filepath.FromSlash(r.URL.Path))
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			files.ServeHTTP(w, r)
+			return
+		}
+		if _, err := os.Stat(p + ".html"); err == nil {
+			r.URL.Path += ".html"
+			files.ServeHTTP(w, r)
+			return
+		}
+		if r.URL.Path == "/" || r.URL.Path == "" {
+			http.ServeFile(w, r, filepath.Join(dir, "index.html"))
+			return
+		}
+		w.WriteHeader(404)
+		data, _ := os.ReadFile(filepath.Join(dir, "404.html"))
+		w.Write(data)
+	}))
+}
+
+// TestBrowserStaticSubpath: the site generated for /clefcheck works from a
+// plain static file server under that sub-path, links included.
+func TestBrowserStaticSubpath(t *testing.T) {
+	ctx, _ := browser(t)
+	webDir := os.Getenv("CLEFCHECK_WEB")
+	if webDir == "" {
+		webDir = "../../build/web"
+	}
+	site := t.TempDir()
+	if err := writeSite(site, "/clefcheck", webDir, worldDir); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(staticHost(site, "/clefcheck"))
+	defer hs.Close()
+	err := chromedp.Do(ctx, chromedp.Navigate(hs.URL+"/clefcheck/"), chromedp.WaitVisible("#load-demo"), chromedp.Sleep(2*time.Second), chromedp.Click("#load-demo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if _, err := waitText(wctx, "#verdict", "PASS"); err != nil {
+		shot(t, ctx, "static-subpath-audit")
+		t.Fatalf("demo audit on the static site: %v", err)
+	}
+	shot(t, ctx, "static-subpath-audit")
+	if err := chromedp.Do(ctx, chromedp.Click("#nav-decisions"), chromedp.WaitVisible("#use-demo")); err != nil {
+		t.Fatal(err)
+	}
+	loc, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname`))
+	if loc != "/clefcheck/decisions" {
+		t.Errorf("the Decisions link led to %q", loc)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click("#use-demo")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := waitText(wctx, "#run", "Run 36 records"); err != nil {
+		shot(t, ctx, "static-subpath-decisions")
+		t.Fatalf("records not loaded from the static site: %v", err)
+	}
+	shot(t, ctx, "static-subpath-decisions")
+	// A direct visit to a page's URL works too.
+	if err := chromedp.Do(ctx, chromedp.Navigate(hs.URL+"/clefcheck/decisions"), chromedp.WaitVisible("#use-demo")); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -34,6 +34,7 @@ var commands = map[string]func() Command{
 	"decisiond": func() Command { return &DecisiondCommand{stdout: os.Stdout, stderr: os.Stderr} },
 	"proxy":     func() Command { return &ProxyCommand{stdout: os.Stdout, stderr: os.Stderr} },
 	"serve":     func() Command { return &ServeCommand{stdout: os.Stdout, stderr: os.Stderr} },
+	"site":      func() Command { return &SiteCommand{stdout: os.Stdout, stderr: os.Stderr} },
 }
 
 // UsageError is a mistake in how the command was called (exit 2).

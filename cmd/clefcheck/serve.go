@@ -65,9 +65,8 @@ func (c *ServeCommand) Run(ctx context.Context, args []string) error {
 // staticDir serves /web/... from a folder, for go-app's resource resolver.
 type staticDir struct {
 	http.Handler
+	identity
 }
-
-func (staticDir) Resolve(location string) string { return location }
 
 // newSiteHandler assembles the site: the app, the world's files and the
 // decision service.
@@ -83,7 +82,7 @@ func newSiteHandler(webDir, worldDir string) (http.Handler, error) {
 	}
 	sum := sha256.Sum256(wasm)
 	web.Routes()
-	ah := web.Handler(hex.EncodeToString(sum[:8]), staticDir{http.StripPrefix("/web/", http.FileServer(http.Dir(webDir)))})
+	ah := web.Handler(hex.EncodeToString(sum[:8]), staticDir{Handler: http.StripPrefix("/web/", http.FileServer(http.Dir(webDir)))})
 	srv, _, err := newDecisionServer(worldDir, "", "", false)
 	if err != nil {
 		return nil, err
