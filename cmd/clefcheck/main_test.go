@@ -231,3 +231,29 @@ func TestProxy(t *testing.T) {
 		t.Errorf("dead upstream: %v", err)
 	}
 }
+
+// TestDecideFailures: a server that fails makes every record a
+// decision.failed finding, never an answer, and the exit status 1.
+func TestDecideFailures(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(500)
+		w.Write([]byte(`{"error":{"message":"model not loaded","type":"server_error"}}`))
+	}))
+	defer hs.Close()
+	code, stdout, errs := cli(t, "decide", "--json", "--no-progress", "--server", hs.URL,
+		"--records", filepath.Join(worldDir, "records", "arc-mini.jsonl"), "--reference", filepath.Join(worldDir, "reference"))
+	var res decideJSON
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("not JSON: %v\n%s\n%s", err, stdout, errs)
+	}
+	failed := 0
+	for _, f := range res.Findings {
+		if f.Code == "decision.failed" && strings.Contains(f.Message, "model not loaded") {
+			failed++
+		}
+	}
+	if code != 1 || res.Summary.Answered != 0 || res.Summary.Failed != 18 || failed != 18 || *res.Summary.Agree != 0 {
+		t.Errorf("exit %d, summary %+v, %d decision.failed", code, res.Summary, failed)
+	}
+}
