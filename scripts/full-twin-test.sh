@@ -29,6 +29,7 @@ expect() { # expect EXIT CODE... -- ARGS
 }
 expect 0 -- --quick --claims clef-lora-r256 "$ad"
 expect 0 -- --claims clef-lora-r256 "$ad"
+expect 0 -- --randomized --claims clef-lora-r256 "$ad"
 
 tmp=$(mktemp -d "$dir/tampered.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -42,6 +43,7 @@ r["matrices"][7]["singular_values"][0] *= 1.1
 json.dump(r, open(sys.argv[2], "w"))
 PY
 expect 1 report.mismatch -- --claims clef-lora-r256 --report "$tmp/report.json" "$ad"
+expect 1 report.mismatch -- --randomized --claims clef-lora-r256 --report "$tmp/report.json" "$ad"
 # NaN written into a copy of the adapter, and a trailing byte.
 mkdir "$tmp/nan"
 cp "$ad/adapter_config.json" "$tmp/nan/"

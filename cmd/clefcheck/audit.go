@@ -36,6 +36,8 @@ Flags:
   --base DIR          base checkpoint, with --tuned: run the rebuild check too
   --tuned DIR         tuned checkpoint
   --quick             skip the spectra (inventory, dtypes, NaN/Inf scan, norms only)
+  --randomized        check the SVD form with Gaussian probes, exact Grams only where
+                      they reject (see wasm/spectral: the bound holds w.p. ≥ 1 − 2.5e-7)
   --workers N         parallel workers (default: all cores)
   --json              print one JSON object {verdict, findings, summary, matrices}
   --matrices          with the table output, list every pair's figures
@@ -53,6 +55,7 @@ func (c *AuditCommand) Run(ctx context.Context, args []string) error {
 	baseFlag := fs.String("base", "", "")
 	tunedFlag := fs.String("tuned", "", "")
 	quick := fs.Bool("quick", false, "")
+	randomized := fs.Bool("randomized", false, "")
 	workers := fs.Int("workers", 0, "")
 	asJSON := fs.Bool("json", false, "")
 	matrices := fs.Bool("matrices", false, "")
@@ -85,7 +88,7 @@ func (c *AuditCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	opt := audit.Options{Claims: prof, Quick: *quick, Workers: *workers}
+	opt := audit.Options{Claims: prof, Quick: *quick, Randomized: *randomized, Workers: *workers}
 	if *reportFlag != "" {
 		data, err := readFileLimited(*reportFlag, extraction.MaxSize)
 		if err != nil {

@@ -61,9 +61,16 @@ type Options struct {
 	ReportName   string             // for messages
 	NoAutoReport bool               // do not look for the report beside the adapter
 	Quick        bool               // skip spectra
-	Workers      int                // 0: GOMAXPROCS
-	Progress     func(progress.Status)
-	Tol          Tolerances // zero: Default
+	// Randomized checks the SVD form of each pair with Gaussian probes
+	// (spectral.Probe) and takes the singular values from the factor norms
+	// when the probes establish the form, within a stated bound; exact
+	// Grams only for the pairs they reject. Probes is their number
+	// (default spectral.DefaultProbes).
+	Randomized bool
+	Probes     int
+	Workers    int // 0: GOMAXPROCS
+	Progress   func(progress.Status)
+	Tol        Tolerances // zero: Default
 	// Yield, when set, is called between pairs and between Gram panels (it
 	// must then be safe to call from the workers); the browser uses it to
 	// let the page breathe. An error returned between pairs cancels.
@@ -72,27 +79,31 @@ type Options struct {
 
 // Matrix holds one pair's figures.
 type Matrix struct {
-	Module     string    `json:"module"`
-	Layer      int       `json:"layer"`
-	Short      string    `json:"short"`
-	Out        int       `json:"out"`
-	In         int       `json:"in"`
-	Rank       int       `json:"r"`
-	Scaling    float64   `json:"scaling"`
-	DTypeA     string    `json:"dtype_a"`
-	DTypeB     string    `json:"dtype_b"`
-	Large      bool      `json:"large"`
-	Params     int64     `json:"params"`
-	NormA      float64   `json:"norm_a"`
-	NormB      float64   `json:"norm_b"`
-	Nonfinite  int       `json:"nonfinite"`
-	Fro        float64   `json:"fro,omitempty"`       // ‖s·B·A‖_F, deep only
-	Sigma      []float64 `json:"sigma,omitempty"`     // singular values of s·B·A, deep only
-	NumRank    int       `json:"num_rank,omitempty"`  // numerical rank, deep only
-	FormDev    *float64  `json:"form_dev,omitempty"`  // SVD-form deviation, deep only
-	ReportSV   *float64  `json:"report_sv,omitempty"` // largest |σ − σ_report| / tolerance
-	ReportFro  *float64  `json:"report_fro,omitempty"`
-	Skipped    string    `json:"skipped,omitempty"` // why values were not checked
+	Module    string    `json:"module"`
+	Layer     int       `json:"layer"`
+	Short     string    `json:"short"`
+	Out       int       `json:"out"`
+	In        int       `json:"in"`
+	Rank      int       `json:"r"`
+	Scaling   float64   `json:"scaling"`
+	DTypeA    string    `json:"dtype_a"`
+	DTypeB    string    `json:"dtype_b"`
+	Large     bool      `json:"large"`
+	Params    int64     `json:"params"`
+	NormA     float64   `json:"norm_a"`
+	NormB     float64   `json:"norm_b"`
+	Nonfinite int       `json:"nonfinite"`
+	Fro       float64   `json:"fro,omitempty"`       // ‖s·B·A‖_F, deep only
+	Sigma     []float64 `json:"sigma,omitempty"`     // singular values of s·B·A, deep only
+	NumRank   int       `json:"num_rank,omitempty"`  // numerical rank, deep only
+	FormDev   *float64  `json:"form_dev,omitempty"`  // SVD-form deviation, deep only
+	ReportSV  *float64  `json:"report_sv,omitempty"` // largest |σ − σ_report| / tolerance
+	ReportFro *float64  `json:"report_fro,omitempty"`
+	// Method is how the spectrum was obtained: "gram" (exact) or "probes"
+	// (randomized, with SigmaBound the relative bound on every σ).
+	Method     string   `json:"method,omitempty"`
+	SigmaBound *float64 `json:"sigma_bound,omitempty"`
+	Skipped    string   `json:"skipped,omitempty"` // why values were not checked
 	keyA, keyB string
 }
 
@@ -139,9 +150,12 @@ func Run(ctx context.Context, fsys fs.FS, dir string, opt Options) (*Result, err
 		opt.Tol = Default
 	}
 	a := &auditor{opt: opt, res: &Result{Summary: Summary{Adapter: dir, DTypes: map[string]int{}, Mode: "deep"}}}
-	if opt.Quick {
+	switch {
+	case opt.Quick:
 		a.res.Summary.Mode = "quick"
-	} else {
+	case opt.Randomized:
+		a.res.Summary.Mode, a.res.Summary.Kernel = "randomized", spectral.Kernel()
+	default:
 		a.res.Summary.Kernel = spectral.Kernel()
 	}
 	defer func() { a.res.Summary.Seconds = time.Since(start).Seconds() }()
@@ -537,6 +551,7 @@ loop:
 // pairState holds a worker's reusable buffers.
 type pairState struct {
 	bufA, bufB []byte
+	fa, fb     []float32 // decoded factors, for the probes
 	row        []float32
 	ga, gb     *spectral.Gram
 }
@@ -559,6 +574,11 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 	r := m.Rank
 	var nfA, nfB int
 	var ssA, ssB float64
+	if a.opt.Randomized && !a.opt.Quick {
+		if done, fs := a.probePair(st, m, ta, tb); done {
+			return fs
+		}
+	}
 	if a.opt.Quick {
 		nfA, ssA = scan(ta.DType, st.bufA, &st.row)
 		nfB, ssB = scan(tb.DType, st.bufB, &st.row)
@@ -582,6 +602,7 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 	if a.opt.Quick || m.Nonfinite > 0 {
 		return c.Findings
 	}
+	m.Method = "gram"
 	ga, gb := st.ga.Sym(), st.gb.Sym()
 	sigma, err := spectral.SingularValues(ga, gb, m.Scaling)
 	if err != nil {
@@ -602,6 +623,47 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 		c.Addf(report.FactorForm, report.Warn, m.Module, form, a.opt.Tol.Form, "A·Aᵀ and Bᵀ·B are not one diagonal matrix (deviation %.3g > %.3g): the factors are not A = √S·Vᵀ, B = U·√S", form, a.opt.Tol.Form)
 	}
 	return c.Findings
+}
+
+// probePair runs the randomized check; it returns done when the probes
+// established the form (the pair's figures are then set), or when values
+// were not finite.
+func (a *auditor) probePair(st *pairState, m *Matrix, ta, tb safetensors.TensorInfo) (bool, []report.Finding) {
+	var c report.Collector
+	r := m.Rank
+	if cap(st.fa) < r*m.In {
+		st.fa = make([]float32, r*m.In)
+	}
+	if cap(st.fb) < m.Out*r {
+		st.fb = make([]float32, m.Out*r)
+	}
+	fa, fb := st.fa[:r*m.In], st.fb[:m.Out*r]
+	nfA, _ := dtype.Decode32(ta.DType, st.bufA, fa)
+	nfB, _ := dtype.Decode32(tb.DType, st.bufB, fb)
+	if nfA+nfB > 0 {
+		return false, nil // the exact path reports them
+	}
+	seed := uint64(0)
+	for _, ch := range m.Module {
+		seed = seed*131 + uint64(ch)
+	}
+	p := spectral.Probe(fa, fb, r, m.In, m.Out, m.Scaling, a.opt.Probes, seed)
+	if !p.Accepts(a.opt.Tol.Form) {
+		return false, nil
+	}
+	m.NormA, m.NormB = p.NormA, p.NormB
+	m.Sigma, m.Method = p.Sigma, "probes"
+	m.Fro = spectral.FroFromSigma(p.Sigma)
+	m.NumRank = spectral.NumericalRank(p.Sigma, m.Out, m.In)
+	dev := max(p.BoundA, p.BoundB, p.Diag)
+	bound := p.SigmaBound
+	m.FormDev, m.SigmaBound = &dev, &bound
+	if m.Large && m.NumRank < r {
+		c.Addf(report.RankDeficient, report.Fail, m.Module, m.NumRank, r, "numerical rank %d < r = %d (σ below %.3g counted as zero)", m.NumRank, r, spectral.RankTolerance(p.Sigma, m.Out, m.In))
+	} else if !m.Large && m.NumRank < min(m.Out, m.In, r) {
+		c.Addf(report.RankDeficient, report.Info, m.Module, m.NumRank, min(m.Out, m.In, r), "numerical rank %d, below the %d its smaller side allows (info: the matrix is not larger than r in both dimensions)", m.NumRank, min(m.Out, m.In, r))
+	}
+	return true, c.Findings
 }
 
 func (a *auditor) aggregateRank() {

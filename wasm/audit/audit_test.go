@@ -371,6 +371,11 @@ func TestEveryCode(t *testing.T) {
 			a := load(t)
 			dir := c.mutate(t, a)
 			res := run(t, dir, Options{Claims: demoClaims(t)})
+			// The randomized mode reaches the same verdict and findings.
+			rnd := run(t, dir, Options{Claims: demoClaims(t), Randomized: true})
+			if rnd.Verdict != res.Verdict || fmt.Sprint(findingKeys(rnd)) != fmt.Sprint(findingKeys(res)) {
+				t.Errorf("randomized mode: %s %v\nexact: %s %v", rnd.Verdict, findingKeys(rnd), res.Verdict, findingKeys(res))
+			}
 			if res.Verdict != c.verdict {
 				t.Errorf("verdict %s, want %s: %v", res.Verdict, c.verdict, res.Findings)
 			}
@@ -443,4 +448,13 @@ func TestNoClaimsNoReport(t *testing.T) {
 	if _, err := json.Marshal(res); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func findingKeys(r *Result) []string {
+	var out []string
+	for _, f := range r.Findings {
+		out = append(out, string(f.Severity)+" "+f.Code+" "+f.Subject)
+	}
+	sort.Strings(out)
+	return out
 }

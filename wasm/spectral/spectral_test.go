@@ -234,3 +234,52 @@ func TestKernelsAgree(t *testing.T) {
 	}
 	t.Logf("kernel in use: %s", Kernel())
 }
+
+// offFro is ‖D^-½(G − D)D^-½‖_F from an exact Gram.
+func offFro(g *mat.SymDense) float64 {
+	n := g.SymmetricDim()
+	var s float64
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			if i != j && g.At(i, i) > 0 && g.At(j, j) > 0 {
+				v := g.At(i, j) / math.Sqrt(g.At(i, i)*g.At(j, j))
+				s += v * v
+			}
+		}
+	}
+	return math.Sqrt(s)
+}
+
+func TestProbeAgainstExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, c := range []struct{ r, out, in int }{{32, 700, 400}, {16, 6, 300}, {24, 500, 24}, {64, 1024, 512}} {
+		a, b := svdForm(rng, c.r, c.out, c.in)
+		ga, gb := GramOfRows(a, c.r, c.in), GramOfCols(b, c.out, c.r)
+		exact, _ := SingularValues(ga, gb, 1.5)
+		for seed := uint64(0); seed < 5; seed++ {
+			p := Probe(a, b, c.r, c.in, c.out, 1.5, 0, seed)
+			// The bound holds (it is a high-probability upper bound).
+			if p.BoundA < offFro(ga) || p.BoundB < offFro(gb) {
+				t.Fatalf("%+v seed %d: bounds %g %g below the exact %g %g", c, seed, p.BoundA, p.BoundB, offFro(ga), offFro(gb))
+			}
+			if !p.Accepts(FormTolerance) {
+				// With a short side the bf16 rounding averages out less:
+				// rejection (and the exact fallback) is expected there.
+				if min(c.in, c.out) >= 200 {
+					t.Fatalf("%+v: SVD-form factors rejected: %+v", c, p)
+				}
+				continue
+			}
+			for i := range exact {
+				if math.Abs(p.Sigma[i]-exact[i]) > p.SigmaBound*exact[i]+1e-6*exact[0] {
+					t.Fatalf("%+v σ%d: probes %g, exact %g, bound %g", c, i, p.Sigma[i], exact[i], p.SigmaBound)
+				}
+			}
+		}
+	}
+	// Factors not in SVD form are rejected.
+	ra, rb := randBF16(rng, 16*300, 0.1), randBF16(rng, 200*16, 0.1)
+	if p := Probe(ra, rb, 16, 300, 200, 1, 0, 1); p.Accepts(FormTolerance) {
+		t.Errorf("random factors accepted: %+v", p)
+	}
+}
