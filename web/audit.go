@@ -22,7 +22,7 @@ import (
 type AuditPage struct {
 	app.Compo
 	Claims  string // profile name, "" = none
-	Quick   bool
+	Mode    string // quick | randomized | exact
 	URL     string
 	Status  string // idle | running | done | error
 	Err     string
@@ -40,6 +40,9 @@ const rowsPerPage = 25
 func (p *AuditPage) OnInit() {
 	if p.Claims == "" {
 		p.Claims = "clef-lora-r256"
+	}
+	if p.Mode == "" {
+		p.Mode = "randomized"
 	}
 	p.Status = "idle"
 }
@@ -75,11 +78,11 @@ func (p *AuditPage) Render() app.UI {
 					return app.Option().Value(n).Text(label).Selected(n == p.Claims)
 				}),
 			),
-			app.Label().Body(
-				app.Input().ID("quick").Type("checkbox").Checked(p.Quick).OnChange(func(ctx app.Context, e app.Event) {
-					p.Quick = ctx.JSSrc().Get("checked").Bool()
-				}),
-				app.Text(" quick (no spectra)"),
+			app.Label().Text(" Checks "),
+			app.Select().ID("mode").OnChange(p.ValueTo(&p.Mode)).Body(
+				app.Option().Value("quick").Text("quick: inventory, dtypes, NaN/Inf, norms").Selected(p.Mode == "quick"),
+				app.Option().Value("randomized").Text("deep, randomized SVD-form check (fast)").Selected(p.Mode == "randomized"),
+				app.Option().Value("exact").Text("deep, exact Gram matrices").Selected(p.Mode == "exact"),
 			),
 			app.If(p.Status == "running", func() app.UI {
 				return app.Button().ID("cancel").Text("Cancel").OnClick(func(ctx app.Context, e app.Event) {
@@ -171,7 +174,7 @@ func (p *AuditPage) renderResult() app.UI {
 			app.Table().ID("matrices").Body(
 				app.THead().Body(app.Tr().Body(
 					app.Th().Text("module"), app.Th().Text("out × in"), app.Th().Text("r"), app.Th().Text("rank"),
-					app.Th().Text("σ₁"), app.Th().Text("spectrum"), app.Th().Text("form dev."), app.Th().Text("report σ / tol"),
+					app.Th().Text("σ₁"), app.Th().Text("spectrum"), app.Th().Text("form dev."), app.Th().Text("report σ / tol"), app.Th().Text("method"),
 				)),
 				app.TBody().Body(app.Range(rows).Slice(func(i int) app.UI {
 					m := rows[i]
@@ -184,6 +187,7 @@ func (p *AuditPage) renderResult() app.UI {
 						app.Td().Body(spectrum(m.Sigma)),
 						app.Td().Text(ptrOr(m.FormDev, "%.2g")),
 						app.Td().Text(ptrOr(m.ReportSV, "%.2f")),
+						app.Td().Class("muted").Text(methodOf(m)),
 					)
 				})),
 			),
@@ -194,6 +198,16 @@ func (p *AuditPage) renderResult() app.UI {
 			),
 		),
 	)
+}
+
+func methodOf(m *audit.Matrix) string {
+	switch {
+	case m.Method == "probes" && m.SigmaBound != nil:
+		return fmt.Sprintf("probes ±%.2g%%", 100**m.SigmaBound)
+	case m.Method != "":
+		return m.Method
+	}
+	return "–"
 }
 
 func orNone(s string) string {
@@ -310,10 +324,10 @@ func (p *AuditPage) run(ctx app.Context, fsys fs.FS, what string) {
 	}
 	rctx, cancel := context.WithCancel(context.Background())
 	p.cancel, p.Status, p.Err, p.Res, p.Source, p.PageNo, p.Prog = cancel, "running", "", nil, what, 0, progress.Status{}
-	quick := p.Quick
+	quick, randomized := p.Mode == "quick", p.Mode == "randomized"
 	ctx.Async(func() {
 		yield := newYield()
-		opt := audit.Options{Claims: prof, Quick: quick, Workers: 1,
+		opt := audit.Options{Claims: prof, Quick: quick, Randomized: randomized, Workers: 1,
 			Progress: func(s progress.Status) {
 				ctx.Dispatch(func(ctx app.Context) { p.Prog = s })
 			},

@@ -1,0 +1,97 @@
+package web
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/maxence-charriere/go-app/v10/pkg/app"
+
+	"github.com/kvit-s/clefcheck/wasm/audit"
+	"github.com/kvit-s/clefcheck/wasm/report"
+)
+
+func sampleResult() *audit.Result {
+	dev := 0.001
+	var ms []*audit.Matrix
+	for i := 0; i < 30; i++ {
+		ms = append(ms, &audit.Matrix{Module: "model.language_model.layers.40.mlp.gate_proj", Out: 192, In: 64, Rank: 16, NumRank: 16, Sigma: []float64{2, 1, 0.5}, FormDev: &dev, Method: "gram"})
+	}
+	return &audit.Result{
+		Verdict: "fail",
+		Findings: []report.Finding{
+			{Code: report.PairMissing, Severity: report.Fail, Subject: "model.layers.41.mlp.up_proj", Message: "has lora_A but no lora_B"},
+			{Code: report.FactorForm, Severity: report.Warn, Subject: "x", Message: "<script>alert(1)</script>"},
+			{Code: report.RankDeficient, Severity: report.Info, Subject: "adapter_model", Message: "36 matrices"},
+		},
+		Summary:  audit.Summary{Adapter: "demo", Pairs: 30, Mode: "deep"},
+		Matrices: ms,
+	}
+}
+
+// TestAuditPageRendersResult mounts the page in go-app's test engine, then
+// renders it for a result: verdict badge, findings filtered by severity, a
+// paginated table.
+func TestAuditPageRendersResult(t *testing.T) {
+	p := &AuditPage{}
+	e := app.NewTestEngine()
+	e.Load(p)
+	e.ConsumeAll()
+	p.Res, p.Status = sampleResult(), "done"
+	e.ConsumeAll()
+	html := app.HTMLString(p.Render())
+	for _, want := range []string{`id="verdict"`, ">FAIL<", "pair.missing", "factor.form", "page 1 of 2", "Download Markdown"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	// Text from a file is shown as text, never as HTML.
+	if strings.Contains(html, "<script>alert(1)</script>") {
+		t.Error("a finding's message reached the page unescaped")
+	}
+	if got := strings.Count(html, "<tr>"); got != 26 { // header + 25 rows
+		t.Errorf("%d table rows, want 26", got)
+	}
+	p.Filter = "warn"
+	html = app.HTMLString(p.Render())
+	if strings.Contains(html, "pair.missing") || !strings.Contains(html, "factor.form") {
+		t.Error("the severity filter does not filter")
+	}
+	p.PageNo = 1
+	if html = app.HTMLString(p.Render()); !strings.Contains(html, "page 2 of 2") || strings.Count(html, "<tr>") != 6 {
+		t.Errorf("second page: %d rows", strings.Count(html, "<tr>"))
+	}
+}
+
+func TestAuditMarkdown(t *testing.T) {
+	md := auditMarkdown(sampleResult())
+	for _, want := range []string{"**Verdict: FAIL**", "| fail | `pair.missing` |", "| model.language_model.layers.40.mlp.gate_proj | 192 × 64 | 16 | 16 | 2 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func TestSafeHTTPAndClip(t *testing.T) {
+	for _, bad := range []string{"javascript:alert(1)", "data:text/html,x", "file:///etc", "//host/x"} {
+		if _, err := safeHTTP(bad); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+	if u, err := safeHTTP(" https://huggingface.co/kvit-s/clef-lora-r256/resolve/main "); err != nil || !strings.HasPrefix(u, "https://") {
+		t.Errorf("https URL refused: %v", err)
+	}
+	if got := clip(strings.Repeat("x", 500), 10); len(got) > 14 {
+		t.Errorf("clip: %d bytes", len(got))
+	}
+}
+
+func TestHistogram(t *testing.T) {
+	rows := []decisionRow{{MS: 10}, {MS: 20}, {MS: 20}, {MS: 30}, {MS: 99, Err: "timeout"}}
+	html := app.HTMLString(histogram(rows))
+	if got := strings.Count(html, "<rect"); got != 20 {
+		t.Errorf("%d bars, want 20", got)
+	}
+	if !strings.Contains(html, "latency 10.0–30.0 ms") {
+		t.Errorf("range: %s", html)
+	}
+}
