@@ -257,3 +257,52 @@ func TestBrowserStaticSubpath(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestBrowserFullTwinTimings measures the browser on the 1.40 GB twin (set
+// CLEFCHECK_FULL to the folder holding adapter/; make bench-browser does):
+// the quick and randomized audits' wall time, read over HTTP Range requests
+// from loopback, and the longest gap between animation frames meanwhile.
+func TestBrowserFullTwinTimings(t *testing.T) {
+	full := os.Getenv("CLEFCHECK_FULL")
+	if full == "" {
+		t.Skip("set CLEFCHECK_FULL (make bench-browser)")
+	}
+	ctx, url := browser(t)
+	twin := httptest.NewServer(http.StripPrefix("/twin/", http.FileServer(http.Dir(full))))
+	defer twin.Close()
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"/"), chromedp.WaitVisible("#load-demo"), chromedp.Sleep(2*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	// A frame-gap recorder.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { window.__gap = 0; let last = performance.now();
+		const f = (t) => { window.__gap = Math.max(window.__gap, t - last); last = t; requestAnimationFrame(f); }; requestAnimationFrame(f); return true })()`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"quick", "randomized"} {
+		if err := chromedp.Do(ctx,
+			chromedp.SetValue("#claims", "clef-lora-r256"), chromedp.SetValue("#mode", mode),
+			chromedp.SetValue("#adapter-url", twin.URL+"/twin/adapter"),
+		); err != nil {
+			t.Fatal(err)
+		}
+		// go-app's ValueTo listens to change events: dispatch them.
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`["#claims","#mode","#adapter-url"].forEach(s => document.querySelector(s).dispatchEvent(new Event("change"))) || true`)); err != nil {
+			t.Fatal(err)
+		}
+		chromedp.Run(ctx, chromedp.Evaluate[bool](`(window.__gap = 0, true)`))
+		start := time.Now()
+		if err := chromedp.Do(ctx, chromedp.Click("#open-url")); err != nil {
+			t.Fatal(err)
+		}
+		wctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
+		text, err := waitText(wctx, "#verdict", "PASS")
+		cancel()
+		wall := time.Since(start)
+		gap, _ := chromedp.Run(ctx, chromedp.Evaluate[float64](`window.__gap`))
+		shot(t, ctx, "full-twin-"+mode)
+		if err != nil {
+			t.Fatalf("%s audit of the twin: %q %v", mode, text, err)
+		}
+		t.Logf("browser %s audit of the 1.40 GB twin: %v wall, longest frame gap %.0f ms", mode, wall.Round(10*time.Millisecond), gap)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/kvit-s/clefcheck/wasm/refs"
@@ -68,7 +69,7 @@ func Answers(ref, cand map[string]*refs.Answer, known map[string]string) *Answer
 		case !ok:
 			st.Status = "missing"
 			c.Addf(report.AnswerMismatch, report.Fail, id, nil, r.Choice, "no candidate answer for this record")
-		case !sameOptions(r.Options, a.Options):
+		case !slices.Equal(r.Options, a.Options):
 			st.Status = "options"
 			c.Addf(report.AnswerMismatch, report.Fail, id, a.Options, r.Options, "options differ: %v, the reference has %v", a.Options, r.Options)
 		default:
@@ -110,18 +111,6 @@ func Answers(ref, cand map[string]*refs.Answer, known map[string]string) *Answer
 	return res
 }
 
-func sameOptions(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // kl is KL(p ‖ q) in nats, with q floored at 1e-12.
 func kl(p, q []float64) float64 {
 	var s float64
@@ -149,7 +138,7 @@ func ReadRecords(fsys fs.FS, names ...string) ([]refs.Record, error) {
 			if seen[r.ID] {
 				return fmt.Errorf("id %s appears twice", r.ID)
 			}
-			if r.Answer != "" && !contains(r.Options, r.Answer) {
+			if r.Answer != "" && !slices.Contains(r.Options, r.Answer) {
 				return fmt.Errorf("record %s: known answer %q is not one of its options", r.ID, r.Answer)
 			}
 			seen[r.ID] = true
@@ -162,13 +151,4 @@ func ReadRecords(fsys fs.FS, names ...string) ([]refs.Record, error) {
 		}
 	}
 	return out, nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -209,16 +210,12 @@ func parseResponse(data []byte, req *Request) (*Response, error) {
 	switch {
 	case r.ID != req.ID:
 		return nil, fmt.Errorf("the response's id %q does not echo the request's %q", r.ID, req.ID)
-	case !sameStrings(r.Options, req.Options):
+	case !slices.Equal(r.Options, req.Options):
 		return nil, fmt.Errorf("the response's options %q do not echo the request's %q", r.Options, req.Options)
 	case len(r.Logits) != len(req.Options) || len(r.Probs) != len(req.Options):
 		return nil, fmt.Errorf("%d options but %d logits and %d probs", len(req.Options), len(r.Logits), len(r.Probs))
 	}
-	found := false
-	for _, o := range req.Options {
-		found = found || o == r.Choice
-	}
-	if !found {
+	if !slices.Contains(req.Options, r.Choice) {
 		return nil, fmt.Errorf("choice %q is not one of the options", r.Choice)
 	}
 	sum := 0.0
@@ -245,18 +242,6 @@ func parseResponse(data []byte, req *Request) (*Response, error) {
 		_ = vals
 	}
 	return &r, nil
-}
-
-func sameStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func netError(ctx context.Context, err error) *Error {

@@ -34,19 +34,7 @@ func LoadHead(fsys fs.FS) (*Head, error) {
 		return nil, err
 	}
 	defer ck.Close()
-	get := func(name string) ([]float32, []int64, error) {
-		t, r, ok := ck.Tensor(name)
-		if !ok {
-			return nil, nil, fmt.Errorf("head: no %s", name)
-		}
-		raw, err := r.ReadTensor(name, nil)
-		if err != nil {
-			return nil, nil, err
-		}
-		out := make([]float32, t.Len())
-		_, err = dtype.Decode32(t.DType, raw, out)
-		return out, t.Shape, err
-	}
+	get := func(name string) ([]float32, []int64, error) { return readFloats(ck, name) }
 	h := &Head{}
 	var shape []int64
 	if h.Mix, _, err = get("mix"); err != nil {

@@ -139,23 +139,8 @@ func Load(ckpt fs.FS, head *Head, opt Options) (*Model, error) {
 	defer ck.Close()
 	a := world.Demo
 	get := func(name string) ([]float32, error) {
-		t, r, ok := ck.Tensor(name)
-		if !ok {
-			return nil, fmt.Errorf("model: checkpoint has no %s", name)
-		}
-		raw, err := r.ReadTensor(name, nil)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]float32, t.Len())
-		nf, err := dtype.Decode32(t.DType, raw, out)
-		if err != nil {
-			return nil, err
-		}
-		if nf > 0 {
-			return nil, fmt.Errorf("model: %s has %d non-finite values", name, nf)
-		}
-		return out, nil
+		out, _, err := readFloats(ck, name)
+		return out, err
 	}
 	m := &Model{Arch: a, Head: head}
 	if m.Embed, err = get("model.language_model.embed_tokens.weight"); err != nil {
@@ -255,16 +240,7 @@ func (m *Model) applyAdapter(opt Options) error {
 			p.b = name
 		}
 	}
-	read := func(name string) ([]float32, []int64, error) {
-		t, r, _ := ck.Tensor(name)
-		raw, err := r.ReadTensor(name, nil)
-		if err != nil {
-			return nil, nil, err
-		}
-		out := make([]float32, t.Len())
-		_, err = dtype.Decode32(t.DType, raw, out)
-		return out, t.Shape, err
-	}
+	read := func(name string) ([]float32, []int64, error) { return readFloats(ck, name) }
 	for mod, p := range pairs {
 		var layer int
 		var short string
@@ -301,6 +277,27 @@ func (m *Model) applyAdapter(opt Options) error {
 		lin.A, lin.B, lin.R, lin.S = A, B, r, s
 	}
 	return nil
+}
+
+// readFloats reads a tensor of a checkpoint as float32, refusing NaN and Inf.
+func readFloats(ck *safetensors.Checkpoint, name string) ([]float32, []int64, error) {
+	t, r, ok := ck.Tensor(name)
+	if !ok {
+		return nil, nil, fmt.Errorf("model: no tensor %s", name)
+	}
+	raw, err := r.ReadTensor(name, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]float32, t.Len())
+	nf, err := dtype.Decode32(t.DType, raw, out)
+	if err != nil {
+		return nil, nil, err
+	}
+	if nf > 0 {
+		return nil, nil, fmt.Errorf("model: %s has %d non-finite values", name, nf)
+	}
+	return out, t.Shape, nil
 }
 
 // Result of a forward pass.

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kvit-s/clefcheck/wasm/dtype"
+	"github.com/kvit-s/clefcheck/wasm/world"
 )
 
 func randBF16(rng *rand.Rand, n int, scale float64) []float32 {
@@ -121,7 +122,8 @@ func f64(x []float32) []float64 {
 	return out
 }
 
-// svdForm returns bf16 factors in SVD form for a random rank-r matrix.
+// svdForm returns bf16 factors in SVD form for a random rank-r matrix,
+// extracted as the model card's step 2 does (world.Extract).
 func svdForm(rng *rand.Rand, r, out, in int) (a, b []float32) {
 	D := mat.NewDense(out, in, nil)
 	for k := 0; k < r; k++ {
@@ -137,23 +139,13 @@ func svdForm(rng *rand.Rand, r, out, in int) (a, b []float32) {
 		o.Outer(math.Pow(0.8, float64(k)), mat.NewVecDense(out, u), mat.NewVecDense(in, v))
 		D.Add(D, &o)
 	}
-	var svd mat.SVD
-	svd.Factorize(D, mat.SVDThin)
-	var U, V mat.Dense
-	svd.UTo(&U)
-	svd.VTo(&V)
-	sv := svd.Values(nil)
-	a = make([]float32, r*in)
-	b = make([]float32, out*r)
-	for k := 0; k < r && k < len(sv); k++ {
-		sq := math.Sqrt(sv[k])
+	tuned := make([]float32, out*in)
+	for i := 0; i < out; i++ {
 		for j := 0; j < in; j++ {
-			a[k*in+j] = dtype.RoundBF16(float32(sq * V.At(j, k)))
-		}
-		for i := 0; i < out; i++ {
-			b[i*r+k] = dtype.RoundBF16(float32(sq * U.At(i, k)))
+			tuned[i*in+j] = float32(D.At(i, j))
 		}
 	}
+	a, b, _ = world.Extract(make([]float32, out*in), tuned, out, in, r)
 	return a, b
 }
 
