@@ -13,11 +13,12 @@ import (
 )
 
 // Pages lists the app's routes (for static generation too).
-var Pages = []string{"/", "/decisions"}
+var Pages = []string{"/", "/hidden", "/decisions"}
 
 // Routes registers the pages.
 func Routes() {
 	app.Route("/", func() app.Composer { return &AuditPage{} })
+	app.Route("/hidden", func() app.Composer { return &HiddenPage{} })
 	app.Route("/decisions", func() app.Composer { return &DecisionsPage{} })
 }
 
@@ -35,6 +36,7 @@ func shell(active string, content ...app.UI) app.UI {
 			app.Span().Class("brand").Text("clefcheck"),
 			app.Nav().Body(
 				link(route("/"), "Audit", "audit"),
+				link(route("/hidden"), "Hidden states", "hidden"),
 				link(route("/decisions"), "Decisions", "decisions"),
 			),
 			app.Span().Class("tag").Text("runs in your browser · nothing is uploaded"),

@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"math"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -95,9 +96,6 @@ func ListHidden(fsys fs.FS, dir string) (map[string]string, error) {
 // Hidden compares the candidate's hidden states (cand, dir candDir) with the
 // references (ref, dir refDir), matching records by id.
 func Hidden(ref fs.FS, refDir string, cand fs.FS, candDir string, tol HiddenTol) (*HiddenResult, error) {
-	if tol == (HiddenTol{}) {
-		tol = DefaultHidden
-	}
 	refFiles, err := ListHidden(ref, refDir)
 	if err != nil {
 		return nil, err
@@ -106,36 +104,56 @@ func Hidden(ref fs.FS, refDir string, cand fs.FS, candDir string, tol HiddenTol)
 	if err != nil {
 		return nil, err
 	}
-	res := &HiddenResult{Summary: HiddenSummary{MinCosine: 1, Tol: tol}}
-	var c report.Collector
 	ids := make([]string, 0, len(refFiles))
 	for id := range refFiles {
 		ids = append(ids, id)
 	}
-	sort.Strings(ids)
+	var candIDs []string
+	for id := range candFiles {
+		candIDs = append(candIDs, id)
+	}
+	return HiddenOf(ids, candIDs,
+		func(id string) (*refs.Hidden, error) { return refs.ReadHidden(ref, refFiles[id]) },
+		func(id string) (*refs.Hidden, error) {
+			if candFiles[id] == "" {
+				return nil, nil
+			}
+			return refs.ReadHidden(cand, candFiles[id])
+		}, tol), nil
+}
+
+// HiddenOf compares the records ids, loading each side with a function (a
+// nil state from loadCand means the candidate lacks the record); candIDs
+// lists the candidate's records, to report extra ones. The browser passes
+// loaders over HTTP and over states captured live.
+func HiddenOf(ids, candIDs []string, loadRef, loadCand func(id string) (*refs.Hidden, error), tol HiddenTol) *HiddenResult {
+	if tol == (HiddenTol{}) {
+		tol = DefaultHidden
+	}
+	res := &HiddenResult{Summary: HiddenSummary{MinCosine: 1, Tol: tol}}
+	var c report.Collector
+	ids = slices.Sorted(slices.Values(ids))
+	inRef := map[string]bool{}
 	byLayer := map[int]*LayerStats{}
 	for _, id := range ids {
+		inRef[id] = true
 		res.Summary.Records++
 		rs := RecordStats{ID: id, Status: "ok"}
 		fail := func(status, format string, a ...any) {
 			rs.Status, rs.Detail = status, fmt.Sprintf(format, a...)
 			c.Addf(report.HiddenMismatch, report.Fail, id, nil, nil, "%s", rs.Detail)
 		}
-		r, err := refs.ReadHidden(ref, refFiles[id])
-		switch {
-		case err != nil:
+		r, err := loadRef(id)
+		if err != nil {
 			fail("unreadable", "reference unreadable: %v", err)
-		case candFiles[id] == "":
+		} else if cd, err := loadCand(id); err != nil {
+			fail("unreadable", "candidate unreadable: %v", err)
+		} else if cd == nil {
 			fail("missing", "the candidate has no hidden states for this record")
-		default:
-			cd, err := refs.ReadHidden(cand, candFiles[id])
-			if err != nil {
-				fail("unreadable", "candidate unreadable: %v", err)
-			} else if cd.ID != r.ID {
-				fail("shape", "the candidate file's metadata id is %q", cd.ID)
-			} else {
-				compareRecord(&rs, r, cd, tol, fail)
-			}
+		} else if cd.ID != r.ID {
+			fail("shape", "the candidate file's metadata id is %q", cd.ID)
+		} else {
+			compareRecord(&rs, r, cd, tol, fail)
 		}
 		if rs.Status == "ok" || rs.Status == "drift" {
 			res.Summary.Compared++
@@ -160,8 +178,8 @@ func Hidden(ref fs.FS, refDir string, cand fs.FS, candDir string, tol HiddenTol)
 		}
 		res.Records = append(res.Records, rs)
 	}
-	for id := range candFiles {
-		if refFiles[id] == "" {
+	for _, id := range candIDs {
+		if !inRef[id] {
 			res.Summary.Extra++
 			c.Addf(report.HiddenMismatch, report.Info, id, nil, nil, "the candidate has a record the reference does not")
 		}
@@ -177,7 +195,7 @@ func Hidden(ref fs.FS, refDir string, cand fs.FS, candDir string, tol HiddenTol)
 		res.Findings = []report.Finding{}
 	}
 	res.Verdict = report.Verdict(res.Findings)
-	return res, nil
+	return res
 }
 
 func worstCos(r RecordStats) float64 {
