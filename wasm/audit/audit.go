@@ -497,10 +497,7 @@ func (a *auditor) values(ctx context.Context) error {
 	}
 	// Largest pairs first, so that no worker is left alone with a big one at the end.
 	sort.SliceStable(todo, func(i, j int) bool { return todo[i].Params > todo[j].Params })
-	phase := "deep audit"
-	if a.opt.Quick {
-		phase = "quick audit"
-	}
+	phase := a.res.Summary.Mode + " audit"
 	meter := progress.NewMeter(phase, total, a.opt.Progress)
 	workers := a.opt.Workers
 	if workers <= 0 {
