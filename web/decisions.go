@@ -81,6 +81,11 @@ func (p *DecisionsPage) Render() app.UI {
 							p.Summary.RefCorrect, p.Summary.Known, p.Summary.CandCorrect, p.Summary.Known, p.Summary.MaxDLogit, p.Summary.MeanKL))
 					}),
 					histogram(p.Rows),
+					app.If(p.Status == "done", func() app.UI {
+						return app.Div().Class("actions").Body(app.Button().ID("decisions-json").Text("Download JSON").OnClick(func(ctx app.Context, e app.Event) {
+							download("clefcheck-decisions.json", "application/json", p.resultJSON())
+						}))
+					}),
 				),
 				app.Table().ID("decisions").Body(
 					app.THead().Body(app.Tr().Body(app.Th().Text("record"), app.Th().Text("server"), app.Th().Text("reference"), app.Th().Text("known"), app.Th().Text("ms"), app.Th().Text(""))),

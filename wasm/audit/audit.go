@@ -644,7 +644,7 @@ func (a *auditor) probePair(st *pairState, m *Matrix, ta, tb safetensors.TensorI
 	for _, ch := range m.Module {
 		seed = seed*131 + uint64(ch)
 	}
-	p := spectral.Probe(fa, fb, r, m.In, m.Out, m.Scaling, a.opt.Probes, seed)
+	p := spectral.Probe(fa, fb, r, m.In, m.Out, m.Scaling, a.opt.Probes, seed, a.opt.Yield)
 	if !p.Accepts(a.opt.Tol.Form) {
 		return false, nil
 	}

@@ -48,9 +48,14 @@ func (p ProbeResult) Accepts(tol float64) bool {
 	return p.BoundA <= tol && p.BoundB <= tol && p.Diag <= tol
 }
 
+// probeChunk is how many columns of A (rows of B) one product step takes
+// before yield is called.
+const probeChunk = 1024
+
 // Probe checks the SVD form of A (r × in) and B (out × r), row-major
-// float32, with k probes drawn from seed.
-func Probe(a []float32, b []float32, r, in, out int, s float64, k int, seed uint64) ProbeResult {
+// float32, with k probes drawn from seed. yield, when not nil, is called
+// between chunks of the products (the browser stays responsive).
+func Probe(a []float32, b []float32, r, in, out int, s float64, k int, seed uint64, yield func() error) ProbeResult {
 	if k <= 0 {
 		k = DefaultProbes
 	}
@@ -79,19 +84,34 @@ func Probe(a []float32, b []float32, r, in, out int, s float64, k int, seed uint
 		}
 	}
 	res.NormA, res.NormB = math.Sqrt(res.NormA), math.Sqrt(res.NormB)
+	step := func() {
+		if yield != nil {
+			yield()
+		}
+	}
 	res.BoundA = probeBound(rng, da, k, func(w, y blas32.General) {
-		// y = A·(Aᵀ·w), with A r × in.
-		t := blas32.General{Rows: in, Cols: k, Stride: k, Data: make([]float32, in*k)}
-		A := blas32.General{Rows: r, Cols: in, Stride: in, Data: a}
-		blas32.Gemm(blas.Trans, blas.NoTrans, 1, A, w, 0, t)
-		blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, A, t, 0, y)
+		// y = A·(Aᵀ·w) = Σ over column blocks A_c·(A_cᵀ·w), A r × in.
+		t := blas32.General{Rows: probeChunk, Cols: k, Stride: k, Data: make([]float32, probeChunk*k)}
+		for c0 := 0; c0 < in; c0 += probeChunk {
+			n := min(probeChunk, in-c0)
+			Ac := blas32.General{Rows: r, Cols: n, Stride: in, Data: a[c0:]}
+			tc := blas32.General{Rows: n, Cols: k, Stride: k, Data: t.Data[:n*k]}
+			blas32.Gemm(blas.Trans, blas.NoTrans, 1, Ac, w, 0, tc)
+			blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, Ac, tc, 1, y)
+			step()
+		}
 	})
 	res.BoundB = probeBound(rng, db, k, func(w, y blas32.General) {
-		// y = Bᵀ·(B·w), with B out × r.
-		t := blas32.General{Rows: out, Cols: k, Stride: k, Data: make([]float32, out*k)}
-		B := blas32.General{Rows: out, Cols: r, Stride: r, Data: b}
-		blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, B, w, 0, t)
-		blas32.Gemm(blas.Trans, blas.NoTrans, 1, B, t, 0, y)
+		// y = Bᵀ·(B·w) = Σ over row blocks B_cᵀ·(B_c·w), B out × r.
+		t := blas32.General{Rows: probeChunk, Cols: k, Stride: k, Data: make([]float32, probeChunk*k)}
+		for i0 := 0; i0 < out; i0 += probeChunk {
+			n := min(probeChunk, out-i0)
+			Bc := blas32.General{Rows: n, Cols: r, Stride: r, Data: b[i0*r : (i0+n)*r]}
+			tc := blas32.General{Rows: n, Cols: k, Stride: k, Data: t.Data[:n*k]}
+			blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, Bc, w, 0, tc)
+			blas32.Gemm(blas.Trans, blas.NoTrans, 1, Bc, tc, 1, y)
+			step()
+		}
 	})
 	res.Sigma = make([]float64, r)
 	for i := 0; i < r; i++ {

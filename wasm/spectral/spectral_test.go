@@ -249,7 +249,7 @@ func TestProbeAgainstExact(t *testing.T) {
 		ga, gb := GramOfRows(a, c.r, c.in), GramOfCols(b, c.out, c.r)
 		exact, _ := SingularValues(ga, gb, 1.5)
 		for seed := uint64(0); seed < 5; seed++ {
-			p := Probe(a, b, c.r, c.in, c.out, 1.5, 0, seed)
+			p := Probe(a, b, c.r, c.in, c.out, 1.5, 0, seed, nil)
 			// The bound holds (it is a high-probability upper bound).
 			if p.BoundA < offFro(ga) || p.BoundB < offFro(gb) {
 				t.Fatalf("%+v seed %d: bounds %g %g below the exact %g %g", c, seed, p.BoundA, p.BoundB, offFro(ga), offFro(gb))
@@ -271,7 +271,7 @@ func TestProbeAgainstExact(t *testing.T) {
 	}
 	// Factors not in SVD form are rejected.
 	ra, rb := randBF16(rng, 16*300, 0.1), randBF16(rng, 200*16, 0.1)
-	if p := Probe(ra, rb, 16, 300, 200, 1, 0, 1); p.Accepts(FormTolerance) {
+	if p := Probe(ra, rb, 16, 300, 200, 1, 0, 1, nil); p.Accepts(FormTolerance) {
 		t.Errorf("random factors accepted: %+v", p)
 	}
 }
