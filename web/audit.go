@@ -29,7 +29,9 @@ type AuditPage struct {
 	Source  string
 	Prog    progress.Status
 	Res     *audit.Result
-	Filter  string // "" | fail | warn | info
+	Filter  string          // "" | fail | warn | info
+	Custom  *claims.Profile // a profile loaded from a file
+	Partial bool            // Res is the inventory of a running audit
 	PageNo  int
 	cancel  context.CancelFunc
 	started time.Time
@@ -69,14 +71,21 @@ func (p *AuditPage) Render() app.UI {
 		app.Div().Class("card controls").Body(
 			app.Label().Text("Claims "),
 			app.Select().ID("claims").OnChange(p.ValueTo(&p.Claims)).Body(
-				app.Range(append(claims.Names(), "")).Slice(func(i int) app.UI {
-					n := append(claims.Names(), "")[i]
+				app.Range(p.claimNames()).Slice(func(i int) app.UI {
+					n := p.claimNames()[i]
 					label := n
-					if n == "" {
+					switch {
+					case n == "":
 						label = "(none)"
+					case n == customClaims && p.Custom != nil:
+						label = "file: " + clip(p.Custom.Name, 40)
 					}
 					return app.Option().Value(n).Text(label).Selected(n == p.Claims)
 				}),
+			),
+			app.Label().Class("file").Body(
+				app.Text("Load claims…"),
+				app.Input().ID("claims-file").Type("file").Accept(".json,application/json").OnChange(p.onClaimsFile),
 			),
 			app.Label().Text(" Checks "),
 			app.Select().ID("mode").OnChange(p.ValueTo(&p.Mode)).Body(
@@ -98,6 +107,43 @@ func (p *AuditPage) Render() app.UI {
 		p.renderStatus(),
 		app.If(p.Res != nil, func() app.UI { return p.renderResult() }),
 	)
+}
+
+const customClaims = "(file)"
+
+func (p *AuditPage) claimNames() []string {
+	names := append(claims.Names(), "")
+	if p.Custom != nil {
+		names = append(names, customClaims)
+	}
+	return names
+}
+
+// onClaimsFile loads a claims profile from a local JSON file.
+func (p *AuditPage) onClaimsFile(ctx app.Context, e app.Event) {
+	app.Window().Set("__clefcheckClaims", ctx.JSSrc().Get("files"))
+	fsys, names, err := pickedFiles("__clefcheckClaims")
+	if err != nil || len(names) != 1 {
+		p.fail(fmt.Errorf("choose one claims JSON file"))
+		return
+	}
+	ctx.Async(func() {
+		data, err := source.ReadSmall(fsys, names[0], 16<<20)
+		var prof *claims.Profile
+		if err == nil {
+			prof, err = claims.Parse(data)
+		}
+		ctx.Dispatch(func(ctx app.Context) {
+			if err != nil {
+				p.fail(fmt.Errorf("claims file: %v", err))
+				return
+			}
+			p.Custom, p.Claims = prof, customClaims
+			if p.Status == "error" {
+				p.Status, p.Err = "idle", ""
+			}
+		})
+	})
 }
 
 func (p *AuditPage) renderStatus() app.UI {
@@ -140,7 +186,11 @@ func (p *AuditPage) renderResult() app.UI {
 	}
 	return app.Div().Body(
 		app.Div().Class("card summary").Body(
-			app.Span().ID("verdict").Class("badge "+r.Verdict).Text(strings.ToUpper(r.Verdict)),
+			app.If(p.Partial, func() app.UI {
+				return app.Span().ID("inventory").Class("badge warn").Text("INVENTORY — checks running")
+			}).Else(func() app.UI {
+				return app.Span().ID("verdict").Class("badge " + r.Verdict).Text(strings.ToUpper(r.Verdict))
+			}),
 			app.Span().Text(fmt.Sprintf(" %s — %d pairs (%d large, %d small), %d parameters, %s, r = %d, scaling %g, %s audit in %.2f s",
 				clip(s.Adapter, 80), s.Pairs, s.Large, s.Small, s.Parameters, progress.Bytes(s.Bytes), s.Rank, s.Scaling, s.Mode, s.Seconds)),
 			app.Div().Class("muted").Text(fmt.Sprintf("expected pairs from %s; report: %s; claims: %s", s.Expectations, orNone(s.Report), orNone(s.Claims))),
@@ -315,7 +365,10 @@ func (p *AuditPage) run(ctx app.Context, fsys fs.FS, what string) {
 		return
 	}
 	var prof *claims.Profile
-	if p.Claims != "" {
+	switch {
+	case p.Claims == customClaims:
+		prof = p.Custom
+	case p.Claims != "":
 		var err error
 		if prof, err = claims.Builtin(p.Claims); err != nil {
 			p.fail(err)
@@ -330,6 +383,10 @@ func (p *AuditPage) run(ctx app.Context, fsys fs.FS, what string) {
 		opt := audit.Options{Claims: prof, Quick: quick, Randomized: randomized, Workers: 1,
 			Progress: func(s progress.Status) {
 				ctx.Dispatch(func(ctx app.Context) { p.Prog = s })
+			},
+			OnInventory: func(r *audit.Result) {
+				r.Summary.Adapter = what
+				ctx.Dispatch(func(ctx app.Context) { p.Res, p.Partial = r, true })
 			},
 			Yield: func() error {
 				if yield != nil {
@@ -346,7 +403,7 @@ func (p *AuditPage) run(ctx app.Context, fsys fs.FS, what string) {
 				return
 			}
 			res.Summary.Adapter = what
-			p.Res, p.Status = res, "done"
+			p.Res, p.Status, p.Partial = res, "done", false
 		})
 	})
 }

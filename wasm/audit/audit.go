@@ -71,6 +71,9 @@ type Options struct {
 	Workers    int // 0: GOMAXPROCS
 	Progress   func(progress.Status)
 	Tol        Tolerances // zero: Default
+	// OnInventory, when set, receives the result after the header
+	// inventory, before any tensor is read (the browser shows it first).
+	OnInventory func(*Result)
 	// Yield, when set, is called between pairs and between Gram panels (it
 	// must then be safe to call from the workers); the browser uses it to
 	// let the page breathe. An error returned between pairs cancels.
@@ -178,6 +181,12 @@ func Run(ctx context.Context, fsys fs.FS, dir string, opt Options) (*Result, err
 		a.c.Findings = append(a.c.Findings, opt.Claims.Check()...)
 	}
 	a.inventory()
+	if a.opt.OnInventory != nil {
+		snap := *a.res
+		snap.Findings = append([]report.Finding(nil), a.c.Findings...)
+		snap.Verdict = "running"
+		a.opt.OnInventory(&snap)
+	}
 	if err := a.values(ctx); err != nil {
 		return nil, err
 	}

@@ -458,3 +458,19 @@ func findingKeys(r *Result) []string {
 	sort.Strings(out)
 	return out
 }
+
+// TestInventoryFirst: OnInventory sees every pair before any value is read.
+func TestInventoryFirst(t *testing.T) {
+	var inv *Result
+	res := run(t, filepath.Join(worldDir, world.AdapterDir), Options{Claims: demoClaims(t), OnInventory: func(r *Result) {
+		if r.Matrices[0].Sigma == nil && r.Matrices[0].NormA == 0 {
+			inv = r
+		}
+	}})
+	if inv == nil || inv.Verdict != "running" || len(inv.Matrices) != 186 || inv.Summary.Parameters != res.Summary.Parameters {
+		t.Fatalf("inventory %+v", inv)
+	}
+	if res.Verdict != "pass" {
+		t.Fatalf("verdict %s", res.Verdict)
+	}
+}
