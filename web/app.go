@@ -13,11 +13,12 @@ import (
 )
 
 // Pages lists the app's routes (for static generation too).
-var Pages = []string{"/", "/hidden", "/decisions"}
+var Pages = []string{"/", "/reconstruct", "/hidden", "/decisions"}
 
 // Routes registers the pages.
 func Routes() {
 	app.Route("/", func() app.Composer { return &AuditPage{} })
+	app.Route("/reconstruct", func() app.Composer { return &ReconstructPage{} })
 	app.Route("/hidden", func() app.Composer { return &HiddenPage{} })
 	app.Route("/decisions", func() app.Composer { return &DecisionsPage{} })
 }
@@ -36,6 +37,7 @@ func shell(active string, content ...app.UI) app.UI {
 			app.Span().Class("brand").Text("clefcheck"),
 			app.Nav().Body(
 				link(route("/"), "Audit", "audit"),
+				link(route("/reconstruct"), "Reconstruct", "reconstruct"),
 				link(route("/hidden"), "Hidden states", "hidden"),
 				link(route("/decisions"), "Decisions", "decisions"),
 			),

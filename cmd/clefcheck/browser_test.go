@@ -368,3 +368,35 @@ func clip(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// TestBrowserReconstruct: a block of s·B·A as a heatmap, then the rebuild
+// check against the demo's checkpoints.
+func TestBrowserReconstruct(t *testing.T) {
+	ctx, url := browser(t)
+	err := chromedp.Do(ctx, chromedp.Navigate(url+"/reconstruct"), chromedp.WaitVisible("#recon-demo"), chromedp.Sleep(2*time.Second),
+		chromedp.Click("#recon-demo"), chromedp.WaitVisible("#recon-sample"),
+		chromedp.SetValue("#recon-module", "model.language_model.layers.40.mlp.gate_proj"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector("#recon-module").dispatchEvent(new Event("change")) || true`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click("#recon-sample"), chromedp.WaitVisible("#heatmap")); err != nil {
+		t.Fatal(err)
+	}
+	cells, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#heatmap rect").length`))
+	if cells != 32*32 {
+		t.Errorf("%d heatmap cells, want 32×32", cells)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click("#recon-rebuild")); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	text, err := waitText(wctx, "#recon-rebuild-result", "modules rebuilt")
+	shot(t, ctx, "reconstruct")
+	if err != nil || !strings.Contains(text, "PASS") || !strings.Contains(text, "186 differ") {
+		t.Fatalf("rebuild in the browser: %q %v", clip(text, 300), err)
+	}
+}
