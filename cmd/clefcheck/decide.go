@@ -214,12 +214,7 @@ func (c *DecideCommand) Run(ctx context.Context, args []string) error {
 			}
 		}
 	}
-	report.Sort(col.Findings)
-	res.Findings = col.Findings
-	if res.Findings == nil {
-		res.Findings = []report.Finding{}
-	}
-	res.Verdict = report.Verdict(res.Findings)
+	res.Findings, res.Verdict = col.Finish()
 	sort.SliceStable(res.Records, func(i, j int) bool { return res.Records[i].Status == "failed" && res.Records[j].Status != "failed" })
 	if *asJSON {
 		if err := writeJSON(c.stdout, res); err != nil {

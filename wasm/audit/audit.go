@@ -205,12 +205,7 @@ type auditor struct {
 }
 
 func (a *auditor) finish() *Result {
-	report.Sort(a.c.Findings)
-	a.res.Findings = a.c.Findings
-	if a.res.Findings == nil {
-		a.res.Findings = []report.Finding{}
-	}
-	a.res.Verdict = report.Verdict(a.res.Findings)
+	a.res.Findings, a.res.Verdict = a.c.Finish()
 	return a.res
 }
 

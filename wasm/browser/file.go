@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall/js"
 	"time"
+
+	"github.com/kvit-s/clefcheck/wasm/source"
 )
 
 // Await waits for a JavaScript promise. Call it from a goroutine, never
@@ -57,16 +59,11 @@ func (f *File) Size() int64 { return f.size }
 
 // ReadAt reads len(p) bytes at off with one File.slice().arrayBuffer().
 func (f *File) ReadAt(p []byte, off int64) (int, error) {
-	if off < 0 {
-		return 0, errors.New("negative offset")
+	want, done, err := source.Span(off, len(p), f.size)
+	if done {
+		return 0, err
 	}
-	if off >= f.size {
-		if len(p) == 0 {
-			return 0, nil
-		}
-		return 0, io.EOF
-	}
-	end := min(off+int64(len(p)), f.size)
+	end := off + want
 	ab, err := Await(f.v.Call("slice", float64(off), float64(end)).Call("arrayBuffer"))
 	if err != nil {
 		return 0, err

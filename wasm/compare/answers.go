@@ -102,12 +102,7 @@ func Answers(ref, cand map[string]*refs.Answer, known map[string]string) *Answer
 			c.Addf(report.AnswerMismatch, report.Info, id, nil, nil, "the candidate answered a record the reference does not have")
 		}
 	}
-	report.Sort(c.Findings)
-	res.Findings = c.Findings
-	if res.Findings == nil {
-		res.Findings = []report.Finding{}
-	}
-	res.Verdict = report.Verdict(res.Findings)
+	res.Findings, res.Verdict = c.Finish()
 	return res
 }
 

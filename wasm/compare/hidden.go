@@ -189,12 +189,7 @@ func HiddenOf(ids, candIDs []string, loadRef, loadCand func(id string) (*refs.Hi
 	}
 	sort.Slice(res.Summary.ByLayer, func(i, j int) bool { return res.Summary.ByLayer[i].Layer < res.Summary.ByLayer[j].Layer })
 	sort.SliceStable(res.Records, func(i, j int) bool { return worstCos(res.Records[i]) < worstCos(res.Records[j]) })
-	report.Sort(c.Findings)
-	res.Findings = c.Findings
-	if res.Findings == nil {
-		res.Findings = []report.Finding{}
-	}
-	res.Verdict = report.Verdict(res.Findings)
+	res.Findings, res.Verdict = c.Finish()
 	return res
 }
 

@@ -100,12 +100,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	res := &Result{}
 	var c report.Collector
 	finish := func() *Result {
-		report.Sort(c.Findings)
-		res.Findings = c.Findings
-		if res.Findings == nil {
-			res.Findings = []report.Finding{}
-		}
-		res.Verdict = report.Verdict(res.Findings)
+		res.Findings, res.Verdict = c.Finish()
 		return res
 	}
 	data, err := source.ReadSmall(opt.Adapter, "adapter_config.json", 16<<20)

@@ -85,6 +85,16 @@ func Sort(fs []Finding) {
 	})
 }
 
+// Finish sorts the findings and returns them (never nil: JSON shows [])
+// with their verdict.
+func (c *Collector) Finish() ([]Finding, string) {
+	Sort(c.Findings)
+	if c.Findings == nil {
+		c.Findings = []Finding{}
+	}
+	return c.Findings, Verdict(c.Findings)
+}
+
 // Collector gathers findings. The zero value is ready to use.
 type Collector struct {
 	Findings []Finding

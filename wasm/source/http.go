@@ -201,16 +201,10 @@ func (f *httpFile) Size() int64 { return f.size }
 // ReadAt serves from the first chunk when it can, else with one Range
 // request for exactly the bytes asked.
 func (f *httpFile) ReadAt(p []byte, off int64) (int, error) {
-	if off < 0 {
-		return 0, errors.New("negative offset")
+	want, done, err := Span(off, len(p), f.size)
+	if done {
+		return 0, err
 	}
-	if off >= f.size {
-		if len(p) == 0 {
-			return 0, nil
-		}
-		return 0, io.EOF
-	}
-	want := min(int64(len(p)), f.size-off)
 	if off+want <= int64(len(f.head)) {
 		copy(p, f.head[off:off+want])
 	} else {

@@ -93,3 +93,19 @@ func ReadSmall(fsys fs.FS, name string, max int64) ([]byte, error) {
 
 // Dir is a local directory as an fs.FS whose files are *os.File (io.ReaderAt).
 func Dir(path string) fs.FS { return os.DirFS(path) }
+
+// Span checks a ReadAt of n bytes at off in a file of size bytes and
+// returns how many bytes exist there; done means the read is answered
+// without touching the file (nothing to read, or at the end: err is then
+// io.EOF, or nil for an empty read).
+func Span(off int64, n int, size int64) (want int64, done bool, err error) {
+	switch {
+	case off < 0:
+		return 0, true, errors.New("negative offset")
+	case off >= size && n == 0:
+		return 0, true, nil
+	case off >= size:
+		return 0, true, io.EOF
+	}
+	return min(int64(n), size-off), false, nil
+}
