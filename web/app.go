@@ -13,7 +13,7 @@ import (
 )
 
 // Pages lists the app's routes (for static generation too).
-var Pages = []string{"/", "/reconstruct", "/hidden", "/decisions"}
+var Pages = []string{"/", "/reconstruct", "/hidden", "/decisions", "/embed"}
 
 // Routes registers the pages.
 func Routes() {
@@ -21,6 +21,7 @@ func Routes() {
 	app.Route("/reconstruct", func() app.Composer { return &ReconstructPage{} })
 	app.Route("/hidden", func() app.Composer { return &HiddenPage{} })
 	app.Route("/decisions", func() app.Composer { return &DecisionsPage{} })
+	app.Route("/embed", func() app.Composer { return &DemoPage{} })
 }
 
 // shell lays out a page: header, navigation, content.
@@ -40,6 +41,7 @@ func shell(active string, content ...app.UI) app.UI {
 				link(route("/reconstruct"), "Reconstruct", "reconstruct"),
 				link(route("/hidden"), "Hidden states", "hidden"),
 				link(route("/decisions"), "Decisions", "decisions"),
+				link(route("/embed"), "Demo", "embed"),
 			),
 			app.Span().Class("tag").Text("runs in your browser · nothing is uploaded"),
 		),

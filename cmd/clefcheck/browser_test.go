@@ -400,3 +400,36 @@ func TestBrowserReconstruct(t *testing.T) {
 		t.Fatalf("rebuild in the browser: %q %v", clip(text, 300), err)
 	}
 }
+
+// TestBrowserDemoPage: the embeddable page, filled from its query, gets a
+// decision with probabilities from the demo service.
+func TestBrowserDemoPage(t *testing.T) {
+	ctx, url := browser(t)
+	err := chromedp.Do(ctx, chromedp.Navigate(url+"/embed?prompt=Which+tool+measures+temperature%3F&options=A,B,C,D"), chromedp.WaitVisible("#demo-decide"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	jsClick(t, ctx, "#demo-decide")
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	text, err := waitText(wctx, "#demo-result", " ms")
+	shot(t, ctx, "embed")
+	if err != nil {
+		t.Fatalf("no decision: %v", err)
+	}
+	bars, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#demo-result .bar").length`))
+	prompt, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#demo-prompt").value`))
+	if bars != 4 || prompt != "Which tool measures temperature?" {
+		t.Errorf("%d probability bars, prompt %q: %s", bars, prompt, text)
+	}
+}
+
+// jsClick clicks in one script: go-app may replace a node between a query
+// and an action.
+func jsClick(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(`(() => { document.querySelector(%q).click(); return true })()`, sel))); err != nil {
+		t.Fatal(err)
+	}
+}
