@@ -82,9 +82,14 @@ func (p *DecisionsPage) Render() app.UI {
 					}),
 					histogram(p.Rows),
 					app.If(p.Status == "done", func() app.UI {
-						return app.Div().Class("actions").Body(app.Button().ID("decisions-json").Text("Download JSON").OnClick(func(ctx app.Context, e app.Event) {
-							download("clefcheck-decisions.json", "application/json", p.resultJSON())
-						}))
+						return app.Div().Class("actions").Body(
+							app.Button().ID("decisions-json").Text("Download JSON").OnClick(func(ctx app.Context, e app.Event) {
+								download("clefcheck-decisions.json", "application/json", p.resultJSON())
+							}),
+							app.Button().ID("decisions-md").Text("Download Markdown").OnClick(func(ctx app.Context, e app.Event) {
+								download("clefcheck-decisions.md", "text/markdown", []byte(p.markdown()))
+							}),
+						)
 					}),
 				),
 				app.Table().ID("decisions").Body(
@@ -250,4 +255,25 @@ func (p *DecisionsPage) onRun(ctx app.Context, e app.Event) {
 func (p *DecisionsPage) resultJSON() []byte {
 	data, _ := json.MarshalIndent(map[string]any{"server": p.Server, "rows": p.Rows, "summary": p.Summary, "latency": p.Latency}, "", "  ")
 	return data
+}
+
+// markdown renders the run as Markdown.
+func (p *DecisionsPage) markdown() string {
+	var b strings.Builder
+	agree := 0
+	for _, r := range p.Rows {
+		if r.Err == "" && r.Ref != "" && r.Choice == r.Ref {
+			agree++
+		}
+	}
+	fmt.Fprintf(&b, "# clefcheck: decisions from %s\n\n%d of %d agree with the reference; %d failed; p50 %.1f ms, p90 %.1f ms, p99 %.1f ms; %.1f decisions/s\n\n",
+		mdCell(p.Server), agree, len(p.Rows), p.Failed, p.Latency.P50, p.Latency.P90, p.Latency.P99, p.Latency.Throughput)
+	if s := p.Summary; s != nil && s.Known > 0 {
+		fmt.Fprintf(&b, "Known answers: reference %d of %d right, server %d of %d. Max |Δlogit| %.3g, mean KL %.3g nats.\n\n", s.RefCorrect, s.Known, s.CandCorrect, s.Known, s.MaxDLogit, s.MeanKL)
+	}
+	b.WriteString("| record | server | reference | known | ms | error |\n|---|---|---|---|---|---|\n")
+	for _, r := range p.Rows {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f | %s |\n", mdCell(r.ID), mdCell(r.Choice), mdCell(r.Ref), mdCell(r.Known), r.MS, mdCell(r.Err))
+	}
+	return b.String()
 }

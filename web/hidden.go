@@ -67,10 +67,15 @@ func (p *HiddenPage) renderResult() app.UI {
 			app.Span().Text(fmt.Sprintf(" %d records, %d compared, %d beyond tolerance; worst cosine %.6f, worst rel. L2 %.4g", s.Records, s.Compared, s.Failed, s.MinCosine, s.MaxRelL2)),
 			app.If(p.Note != "", func() app.UI { return app.Div().Class("muted").Text(p.Note) }),
 			driftPlot(s.ByLayer, s.Tol),
-			app.Div().Class("actions").Body(app.Button().ID("hidden-json").Text("Download JSON").OnClick(func(ctx app.Context, e app.Event) {
-				data, _ := json.MarshalIndent(p.Res, "", "  ")
-				download("clefcheck-hidden.json", "application/json", data)
-			})),
+			app.Div().Class("actions").Body(
+				app.Button().ID("hidden-json").Text("Download JSON").OnClick(func(ctx app.Context, e app.Event) {
+					data, _ := json.MarshalIndent(p.Res, "", "  ")
+					download("clefcheck-hidden.json", "application/json", data)
+				}),
+				app.Button().ID("hidden-md").Text("Download Markdown").OnClick(func(ctx app.Context, e app.Event) {
+					download("clefcheck-hidden.md", "text/markdown", []byte(hiddenMarkdown(p.Res, p.Note)))
+				}),
+			),
 		),
 		app.Table().ID("hidden-records").Body(
 			app.THead().Body(app.Tr().Body(app.Th().Text("record"), app.Th().Text("status"), app.Th().Text("worst layer"), app.Th().Text("cosine"), app.Th().Text("rel. L2"), app.Th().Text("NMSE"), app.Th().Text("detail"))),
@@ -228,3 +233,29 @@ func (p *HiddenPage) onDemo(ctx app.Context, e app.Event) {
 }
 
 var _ fs.FS = (*source.HTTP)(nil)
+
+// hiddenMarkdown renders a hidden-state comparison as Markdown.
+func hiddenMarkdown(r *compare.HiddenResult, note string) string {
+	var b strings.Builder
+	s := r.Summary
+	fmt.Fprintf(&b, "# clefcheck: hidden states\n\n**Verdict: %s** — %d records, %d compared, %d beyond tolerance (cos ≥ %g, rel. L2 ≤ %g)\n\n%s\n\n",
+		strings.ToUpper(r.Verdict), s.Records, s.Compared, s.Failed, s.Tol.MinCosine, s.Tol.MaxRelL2, note)
+	b.WriteString("## By layer\n\n| layer | worst cosine | worst rel. L2 | worst NMSE | max abs. diff. | within tolerance |\n|---|---|---|---|---|---|\n")
+	for _, l := range s.ByLayer {
+		fmt.Fprintf(&b, "| %d | %.6f | %.4g | %.3g | %.3g | %v |\n", l.Layer, l.Cosine, l.RelL2, l.NMSE, l.MaxAbs, l.OK)
+	}
+	b.WriteString("\n## Records, worst first\n\n| record | status | worst layer | cosine | rel. L2 | detail |\n|---|---|---|---|---|---|\n")
+	for _, rs := range r.Records {
+		layer, cos, rel := "–", "–", "–"
+		if rs.Worst != nil {
+			layer, cos, rel = fmt.Sprint(rs.Worst.Layer), fmt.Sprintf("%.6f", rs.Worst.Cosine), fmt.Sprintf("%.4g", rs.Worst.RelL2)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", mdCell(rs.ID), rs.Status, layer, cos, rel, mdCell(rs.Detail))
+	}
+	return b.String()
+}
+
+// mdCell keeps a table cell on one line and its pipes escaped.
+func mdCell(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(clip(s, 300), "|", "\\|"), "\n", " ")
+}

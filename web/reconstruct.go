@@ -18,20 +18,22 @@ import (
 // checkpoints, runs the rebuild check and the identity check.
 type ReconstructPage struct {
 	app.Compo
-	Status  string // idle | loading | ready | running | error
-	Err     string
-	URL     string
-	Modules []string
-	Module  string
-	Row0    int
-	Col0    int
-	Size    int
-	Block   *rebuild.Block
-	Rebuild *rebuild.Result
-	Prog    string
-	adapter fs.FS
-	base    fs.FS
-	tuned   fs.FS
+	Status   string // idle | loading | ready | running | error
+	Err      string
+	URL      string
+	BaseURL  string
+	TunedURL string
+	Modules  []string
+	Module   string
+	Row0     int
+	Col0     int
+	Size     int
+	Block    *rebuild.Block
+	Rebuild  *rebuild.Result
+	Prog     string
+	adapter  fs.FS
+	base     fs.FS
+	tuned    fs.FS
 }
 
 func (p *ReconstructPage) OnInit() {
@@ -58,6 +60,9 @@ func (p *ReconstructPage) Render() app.UI {
 				app.Label().Body(app.Text("cols from "), app.Input().ID("recon-col").Type("number").Min(0).Value(p.Col0).OnChange(p.ValueTo(&p.Col0))),
 				app.Label().Body(app.Text("size "), app.Input().ID("recon-size").Type("number").Min(4).Max(64).Value(p.Size).OnChange(p.ValueTo(&p.Size))),
 				app.Button().ID("recon-sample").Text("Compute block").OnClick(p.onSample),
+				app.Input().ID("recon-base").Type("url").Placeholder("base checkpoint URL").Value(p.BaseURL).OnChange(p.ValueTo(&p.BaseURL)),
+				app.Input().ID("recon-tuned").Type("url").Placeholder("tuned checkpoint URL").Value(p.TunedURL).OnChange(p.ValueTo(&p.TunedURL)),
+				app.Button().ID("recon-checkpoints").Text("Use these checkpoints").OnClick(p.onCheckpoints),
 				app.If(p.base != nil, func() app.UI {
 					return app.Button().ID("recon-rebuild").Text("Rebuild check (base + s·B·A vs tuned)").OnClick(p.onRebuild).Disabled(p.Status == "running")
 				}),
@@ -196,6 +201,40 @@ func (p *ReconstructPage) open(ctx app.Context, adapter, base, tuned fs.FS) {
 			if len(mods) > 0 {
 				p.Module = mods[0]
 			}
+		})
+	})
+}
+
+// onCheckpoints opens base and tuned checkpoints from URLs (single files or
+// Hub-style shards with an index), read by range like the adapter.
+func (p *ReconstructPage) onCheckpoints(ctx app.Context, e app.Event) {
+	var hs [2]*source.HTTP
+	for i, raw := range []string{p.BaseURL, p.TunedURL} {
+		u, err := safeHTTP(raw)
+		if err == nil {
+			hs[i], err = source.NewHTTP(u)
+		}
+		if err != nil {
+			p.Status, p.Err = "error", "checkpoint URLs: "+err.Error()
+			return
+		}
+	}
+	p.Status, p.Prog = "loading", "reading the checkpoints' headers…"
+	ctx.Async(func() {
+		var err error
+		for _, h := range hs {
+			var ck *safetensors.Checkpoint
+			if ck, err = safetensors.OpenCheckpoint(h, ".", "model"); err != nil {
+				break
+			}
+			ck.Close()
+		}
+		ctx.Dispatch(func(ctx app.Context) {
+			if err != nil {
+				p.Status, p.Err = "error", "checkpoints: "+err.Error()
+				return
+			}
+			p.base, p.tuned, p.Status = hs[0], hs[1], "ready"
 		})
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
 	"github.com/kvit-s/clefcheck/wasm/audit"
+	"github.com/kvit-s/clefcheck/wasm/compare"
 	"github.com/kvit-s/clefcheck/wasm/report"
 )
 
@@ -93,5 +94,24 @@ func TestHistogram(t *testing.T) {
 	}
 	if !strings.Contains(html, "latency 10.0–30.0 ms") {
 		t.Errorf("range: %s", html)
+	}
+}
+
+func TestReportsMarkdown(t *testing.T) {
+	h := &compare.HiddenResult{Verdict: "fail", Summary: compare.HiddenSummary{Records: 2, Compared: 1, Failed: 2, Tol: compare.DefaultHidden,
+		ByLayer: []compare.LayerStats{{Layer: 63, Cosine: 0.99, RelL2: 0.05}}},
+		Records: []compare.RecordStats{{ID: "a/1", Status: "drift", Detail: "layers | beyond", Worst: &compare.LayerStats{Layer: 63, Cosine: 0.99, RelL2: 0.05}}, {ID: "a/2", Status: "missing"}}}
+	md := hiddenMarkdown(h, "captured live")
+	for _, want := range []string{"**Verdict: FAIL**", "| 63 | 0.990000 | 0.05 |", `layers \| beyond`, "| a/2 | missing | – |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("hidden markdown lacks %q:\n%s", want, md)
+		}
+	}
+	p := &DecisionsPage{Server: "http://x", Rows: []decisionRow{{ID: "r1", Choice: "A", Ref: "A", MS: 12}, {ID: "r2", Choice: "B", Ref: "A", MS: 14}, {ID: "r3", Err: "HTTP 500"}}, Failed: 1}
+	md = p.markdown()
+	for _, want := range []string{"1 of 3 agree", "1 failed", "| r2 | B | A |", "HTTP 500"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("decisions markdown lacks %q:\n%s", want, md)
+		}
 	}
 }

@@ -389,9 +389,14 @@ func TestBrowserReconstruct(t *testing.T) {
 	if cells != 32*32 {
 		t.Errorf("%d heatmap cells, want 32×32", cells)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click("#recon-rebuild")); err != nil {
+	// The checkpoints given as URLs (the demo's, served by range).
+	setJS := fmt.Sprintf(`(() => { for (const [s, v] of [["#recon-base", %q], ["#recon-tuned", %q]]) { const e = document.querySelector(s); e.value = v; e.dispatchEvent(new Event("change")) } return true })()`, url+"/demo/base/", url+"/demo/tuned/")
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](setJS)); err != nil {
 		t.Fatal(err)
 	}
+	jsClick(t, ctx, "#recon-checkpoints")
+	time.Sleep(2 * time.Second)
+	jsClick(t, ctx, "#recon-rebuild")
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	text, err := waitText(wctx, "#recon-rebuild-result", "modules rebuilt")
