@@ -4,22 +4,28 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
 	"github.com/kvit-s/clefcheck/wasm/decision"
+	"github.com/kvit-s/clefcheck/wasm/model"
+	"github.com/kvit-s/clefcheck/wasm/source"
 )
 
 // DemoPage (at /embed) is the compact page for embedding in a model card
 // (an iframe): a prompt and options → a decision with probabilities, from a
-// decision server (by default this site's demo service). Query parameters
-// prompt, options (comma-separated) and server fill it in.
+// decision server (by default this site's demo service) or from the demo
+// world's model run in the browser, so that it works on a static site with
+// no server. Query parameters prompt, options (comma-separated) and server
+// fill it in.
 type DemoPage struct {
 	app.Compo
 	Prompt  string
 	Options string
 	Server  string
+	Where   string // server | browser
 	Status  string // idle | running | done | error
 	Err     string
 	Choice  string
@@ -41,7 +47,7 @@ func (p *DemoPage) OnNav(ctx app.Context) {
 	if s, err := safeHTTP(q.Get("server")); err == nil {
 		p.Server = s
 	}
-	p.Status = "idle"
+	p.Where, p.Status = "server", "idle"
 }
 
 func (p *DemoPage) Render() app.UI {
@@ -53,7 +59,13 @@ func (p *DemoPage) Render() app.UI {
 		app.Textarea().ID("demo-prompt").Rows(3).Text(p.Prompt).OnChange(p.ValueTo(&p.Prompt)),
 		app.Div().Class("controls").Body(
 			app.Input().ID("demo-options").Value(p.Options).Placeholder("options, comma-separated").OnChange(p.ValueTo(&p.Options)),
-			app.Input().ID("demo-server").Type("url").Placeholder("decision server URL (default: this site's demo service)").Value(p.Server).OnChange(p.ValueTo(&p.Server)),
+			app.Select().ID("demo-where").OnChange(p.ValueTo(&p.Where)).Body(
+				app.Option().Value("server").Text("decision server").Selected(p.Where == "server"),
+				app.Option().Value("browser").Text("demo model, in this browser").Selected(p.Where == "browser"),
+			),
+			app.If(p.Where == "server", func() app.UI {
+				return app.Input().ID("demo-server").Type("url").Placeholder("decision server URL (default: this site's demo service)").Value(p.Server).OnChange(p.ValueTo(&p.Server))
+			}),
 			app.Button().ID("demo-decide").Class("primary").Text("Decide").OnClick(p.onDecide).Disabled(p.Status == "running"),
 		),
 		app.If(p.Status == "running", func() app.UI { return app.Div().Class("muted").Text("deciding…") }),
@@ -90,7 +102,7 @@ func (p *DemoPage) onDecide(ctx app.Context, e app.Event) {
 		return
 	}
 	p.Status, p.Err = "running", ""
-	server := p.Server
+	where, server := p.Where, p.Server
 	if server == "" {
 		server = strings.TrimSuffix(siteURL("./"), "/")
 	}
@@ -98,12 +110,17 @@ func (p *DemoPage) onDecide(ctx app.Context, e app.Event) {
 		start := time.Now()
 		var choice string
 		var probs []float64
-		u, err := safeHTTP(server)
-		if err == nil {
-			var r *decision.Response
-			r, err = (&decision.Client{BaseURL: u, Timeout: 60 * time.Second}).Decide(context.Background(), req)
-			if err == nil {
-				choice, probs = r.Choice, r.Probs
+		var err error
+		if where == "browser" {
+			choice, probs, err = decideInBrowser(req)
+		} else {
+			var u string
+			if u, err = safeHTTP(server); err == nil {
+				var r *decision.Response
+				r, err = (&decision.Client{BaseURL: u, Timeout: 60 * time.Second}).Decide(context.Background(), req)
+				if err == nil {
+					choice, probs = r.Choice, r.Probs
+				}
 			}
 		}
 		ms := float64(time.Since(start).Microseconds()) / 1000
@@ -115,4 +132,37 @@ func (p *DemoPage) onDecide(ctx app.Context, e app.Event) {
 			p.Status, p.Choice, p.Opts, p.Probs, p.MS = "done", choice, req.Options, probs, ms
 		})
 	})
+}
+
+var (
+	demoModelOnce sync.Once
+	demoModel     *model.Model
+	demoModelErr  error
+)
+
+// decideInBrowser runs the demo world's model here: the base checkpoint
+// with the adapter applied at run time, read from the site by range.
+func decideInBrowser(req *decision.Request) (string, []float64, error) {
+	demoModelOnce.Do(func() {
+		base, err1 := source.NewHTTP(siteURL("demo/base/"))
+		ad, err2 := source.NewHTTP(siteURL("demo/adapter/"))
+		root, err3 := source.NewHTTP(siteURL("demo/"))
+		if demoModelErr = firstErr(err1, err2, err3); demoModelErr != nil {
+			return
+		}
+		head, err := model.LoadHead(root)
+		if err != nil {
+			demoModelErr = err
+			return
+		}
+		demoModel, demoModelErr = model.Load(base, head, model.Options{Adapter: ad})
+	})
+	if demoModelErr != nil {
+		return "", nil, fmt.Errorf("loading the demo model: %v", demoModelErr)
+	}
+	res, err := demoModel.Forward(model.Tokenize(req.Prompt, req.Options), req.Options)
+	if err != nil {
+		return "", nil, err
+	}
+	return req.Options[res.Choice], res.Probs, nil
 }

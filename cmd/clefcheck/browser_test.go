@@ -261,6 +261,19 @@ func TestBrowserStaticSubpath(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(hs.URL+"/clefcheck/decisions"), chromedp.WaitVisible("#use-demo")); err != nil {
 		t.Fatal(err)
 	}
+	// With no server, the Demo page decides with the model in the browser.
+	if err := chromedp.Do(ctx, chromedp.Navigate(hs.URL+"/clefcheck/embed"), chromedp.WaitVisible("#demo-decide"), chromedp.Sleep(2*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const s = document.querySelector("#demo-where"); s.value = "browser"; s.dispatchEvent(new Event("change")); return true })()`)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	jsClick(t, ctx, "#demo-decide")
+	if _, err := waitText(wctx, "#demo-result", " ms"); err != nil {
+		shot(t, ctx, "static-subpath-embed")
+		t.Fatalf("in-browser decision on the static site: %v", err)
+	}
 }
 
 // TestBrowserFullTwinTimings measures the browser on the 1.40 GB twin (set
@@ -428,6 +441,23 @@ func TestBrowserDemoPage(t *testing.T) {
 	if bars != 4 || prompt != "Which tool measures temperature?" {
 		t.Errorf("%d probability bars, prompt %q: %s", bars, prompt, text)
 	}
+	server, _ := chromedp.Run(ctx, chromedp.Text("#demo-choice"))
+	// The same decision from the demo model run in this browser.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const s = document.querySelector("#demo-where"); s.value = "browser"; s.dispatchEvent(new Event("change")); return true })()`)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	jsClick(t, ctx, "#demo-decide")
+	time.Sleep(500 * time.Millisecond)
+	text, err = waitText(wctx, "#demo-result", " ms")
+	shot(t, ctx, "embed-browser")
+	if err != nil {
+		t.Fatalf("no in-browser decision: %v", err)
+	}
+	if local, _ := chromedp.Run(ctx, chromedp.Text("#demo-choice")); local != server {
+		t.Errorf("in-browser model chose %q, the server %q", local, server)
+	}
+	t.Logf("in-browser decision: %s", clip(strings.ReplaceAll(text, "\n", " "), 200))
 }
 
 // jsClick clicks in one script: go-app may replace a node between a query

@@ -103,14 +103,17 @@ func writeSite(out, prefix, webDir, worldDir string) error {
 	if err := copyTree(webDir, filepath.Join(out, "web"), func(string) bool { return true }); err != nil {
 		return err
 	}
-	// The demo world's small files; the checkpoints and hidden states stay out.
+	// The demo world's files the pages read: the adapter, records and
+	// answers, and the base checkpoint and head for the Demo page's
+	// in-browser model (8 MB); the tuned checkpoint and the hidden states
+	// stay out.
 	small := func(rel string) bool {
-		for _, p := range []string{"adapter/", "records/", "reference/answers/"} {
+		for _, p := range []string{"adapter/", "records/", "reference/answers/", "base/"} {
 			if strings.HasPrefix(rel, p) {
 				return true
 			}
 		}
-		return rel == "world.json"
+		return rel == "world.json" || rel == "head.safetensors"
 	}
 	if err := copyTree(worldDir, filepath.Join(out, "demo"), small); err != nil {
 		return err

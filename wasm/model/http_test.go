@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,7 +19,12 @@ func TestLoadOverHTTP(t *testing.T) {
 	if err := world.Generate(dir, 2); err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	var requests atomic.Int32
+	files := http.FileServer(http.Dir(dir))
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		files.ServeHTTP(w, r)
+	}))
 	defer hs.Close()
 	base, _ := source.NewHTTP(hs.URL + "/base")
 	ad, _ := source.NewHTTP(hs.URL + "/adapter")
@@ -32,7 +38,11 @@ func TestLoadOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("loaded over HTTP in %v", time.Since(start))
+	t.Logf("loaded over HTTP in %v with %d requests", time.Since(start), requests.Load())
+	// ~800 tensors, read through 1 MB chunks: a few dozen requests, not one each.
+	if n := requests.Load(); n > 100 {
+		t.Errorf("%d requests to load the model", n)
+	}
 	local, err := Load(source.Dir(filepath.Join(dir, world.BaseDir)), head, Options{Adapter: source.Dir(filepath.Join(dir, world.AdapterDir))})
 	if err != nil {
 		t.Fatal(err)

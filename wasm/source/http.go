@@ -100,7 +100,19 @@ type httpFile struct {
 	head []byte // bytes [0, len(head)) of the file
 	mu   sync.Mutex
 	off  int64 // for Read
+	// Small reads are served from chunks of ChunkSize bytes, themselves
+	// read by range: many small tensors then cost a few requests, not one
+	// each. At most maxChunks are kept (memory stays bounded).
+	cmu    sync.Mutex
+	chunks map[int64][]byte
+	order  []int64
 }
+
+// ChunkSize is the read-ahead unit for small reads; reads of at least this
+// size go to the server as they are.
+const ChunkSize = 1 << 20
+
+const maxChunks = 8
 
 // errRange means the server does not serve ranges.
 var errRange = errors.New("the server ignores HTTP Range requests (needed to read large files in place)")
@@ -205,9 +217,14 @@ func (f *httpFile) ReadAt(p []byte, off int64) (int, error) {
 	if done {
 		return 0, err
 	}
-	if off+want <= int64(len(f.head)) {
+	switch {
+	case off+want <= int64(len(f.head)):
 		copy(p, f.head[off:off+want])
-	} else {
+	case want < ChunkSize:
+		if err := f.fromChunks(p[:want], off); err != nil {
+			return 0, err
+		}
+	default:
 		data, _, err := f.get(off, want)
 		if err != nil {
 			return 0, err
@@ -218,6 +235,47 @@ func (f *httpFile) ReadAt(p []byte, off int64) (int, error) {
 		return int(want), io.EOF
 	}
 	return int(want), nil
+}
+
+// fromChunks fills p from the chunks covering [off, off+len(p)).
+func (f *httpFile) fromChunks(p []byte, off int64) error {
+	for len(p) > 0 {
+		c := off / ChunkSize * ChunkSize
+		data, err := f.chunk(c)
+		if err != nil {
+			return err
+		}
+		n := copy(p, data[off-c:])
+		p, off = p[n:], off+int64(n)
+	}
+	return nil
+}
+
+func (f *httpFile) chunk(c int64) ([]byte, error) {
+	f.cmu.Lock()
+	data, ok := f.chunks[c]
+	f.cmu.Unlock()
+	if ok {
+		return data, nil
+	}
+	data, _, err := f.get(c, min(ChunkSize, f.size-c))
+	if err != nil {
+		return nil, err
+	}
+	f.cmu.Lock()
+	defer f.cmu.Unlock()
+	if f.chunks == nil {
+		f.chunks = map[int64][]byte{}
+	}
+	if _, ok := f.chunks[c]; !ok {
+		f.chunks[c] = data
+		f.order = append(f.order, c)
+		if len(f.order) > maxChunks {
+			delete(f.chunks, f.order[0])
+			f.order = f.order[1:]
+		}
+	}
+	return data, nil
 }
 
 func (f *httpFile) Read(p []byte) (int, error) {
