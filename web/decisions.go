@@ -23,6 +23,7 @@ type DecisionsPage struct {
 	Server      string
 	Token       string
 	Concurrency int
+	Where       string // server | browser
 	Status      string // idle | loading | running | done | error
 	Err         string
 	Records     []refs.Record
@@ -43,7 +44,7 @@ type decisionRow struct {
 const demoDatasets = "arc-mini,intents-mini"
 
 func (p *DecisionsPage) OnInit() {
-	p.Concurrency, p.Status = 4, "idle"
+	p.Concurrency, p.Status, p.Where = 4, "idle", "server"
 }
 
 func (p *DecisionsPage) Render() app.UI {
@@ -58,6 +59,10 @@ func (p *DecisionsPage) Render() app.UI {
 		app.P().Class("lead").Text("Sends the test records to a decision service (POST /v1/systemone) and compares its answers with the reference answers computed at full precision."),
 		app.Div().Class("card controls").Body(
 			app.Button().ID("use-demo").Class("primary").Text("Use the demo world").OnClick(p.onDemo).Disabled(p.Status == "running" || p.Status == "loading"),
+			app.Select().ID("decide-where").OnChange(p.ValueTo(&p.Where)).Body(
+				app.Option().Value("server").Text("decision server").Selected(p.Where == "server"),
+				app.Option().Value("browser").Text("demo model, in this browser").Selected(p.Where == "browser"),
+			),
 			app.Input().ID("server-url").Type("url").Placeholder("http://127.0.0.1:8090").Value(p.Server).OnChange(p.ValueTo(&p.Server)),
 			app.Input().ID("token").Type("password").Placeholder("bearer token (optional)").Value(p.Token).OnChange(p.ValueTo(&p.Token)),
 			app.Label().Body(app.Text("concurrency "), app.Input().ID("concurrency").Type("number").Min(1).Max(32).Value(p.Concurrency).OnChange(p.ValueTo(&p.Concurrency))),
@@ -197,6 +202,10 @@ func loadDemo() ([]refs.Record, map[string]*refs.Answer, error) {
 }
 
 func (p *DecisionsPage) onRun(ctx app.Context, e app.Event) {
+	if p.Where == "browser" {
+		p.runInBrowser(ctx)
+		return
+	}
 	server, err := safeHTTP(p.Server)
 	if err != nil {
 		p.Status, p.Err = "error", err.Error()
@@ -253,7 +262,7 @@ func (p *DecisionsPage) onRun(ctx app.Context, e app.Event) {
 
 // resultJSON is the page's report (the CLI's decide schema, in part).
 func (p *DecisionsPage) resultJSON() []byte {
-	data, _ := json.MarshalIndent(map[string]any{"server": p.Server, "rows": p.Rows, "summary": p.Summary, "latency": p.Latency}, "", "  ")
+	data, _ := json.MarshalIndent(map[string]any{"server": p.Server, "where": p.Where, "rows": p.Rows, "summary": p.Summary, "latency": p.Latency}, "", "  ")
 	return data
 }
 
@@ -266,8 +275,12 @@ func (p *DecisionsPage) markdown() string {
 			agree++
 		}
 	}
+	from := p.Server
+	if p.Where == "browser" {
+		from = "the demo model in the browser"
+	}
 	fmt.Fprintf(&b, "# clefcheck: decisions from %s\n\n%d of %d agree with the reference; %d failed; p50 %.1f ms, p90 %.1f ms, p99 %.1f ms; %.1f decisions/s\n\n",
-		mdCell(p.Server), agree, len(p.Rows), p.Failed, p.Latency.P50, p.Latency.P90, p.Latency.P99, p.Latency.Throughput)
+		mdCell(from), agree, len(p.Rows), p.Failed, p.Latency.P50, p.Latency.P90, p.Latency.P99, p.Latency.Throughput)
 	if s := p.Summary; s != nil && s.Known > 0 {
 		fmt.Fprintf(&b, "Known answers: reference %d of %d right, server %d of %d. Max |Δlogit| %.3g, mean KL %.3g nats.\n\n", s.RefCorrect, s.Known, s.CandCorrect, s.Known, s.MaxDLogit, s.MeanKL)
 	}
@@ -276,4 +289,56 @@ func (p *DecisionsPage) markdown() string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f | %s |\n", mdCell(r.ID), mdCell(r.Choice), mdCell(r.Ref), mdCell(r.Known), r.MS, mdCell(r.Err))
 	}
 	return b.String()
+}
+
+// runInBrowser decides every record with the demo model in this browser
+// (a static site has no decision service), one after another.
+func (p *DecisionsPage) runInBrowser(ctx app.Context) {
+	p.Status, p.Err, p.Rows, p.Summary, p.Failed, p.CORSHint = "running", "", nil, nil, 0, false
+	recs, ref := p.Records, p.Ref
+	yield := newYield()
+	ctx.Async(func() {
+		start := time.Now()
+		cand := map[string]*refs.Answer{}
+		known := map[string]string{}
+		var outs []*decision.Outcome
+		for _, r := range recs {
+			t0 := time.Now()
+			a, err := decideInBrowser(r.ID, r.Prompt, r.Options)
+			o := &decision.Outcome{Record: r, Err: err, Latency: time.Since(t0)}
+			row := decisionRow{ID: r.ID, Known: r.Answer, MS: float64(o.Latency.Microseconds()) / 1000}
+			if ra := ref[r.ID]; ra != nil {
+				row.Ref = ra.Choice
+			}
+			if err != nil {
+				row.Err = err.Error()
+			} else {
+				row.Choice = a.Choice
+				cand[a.ID] = a
+				o.Resp = &decision.Response{ID: a.ID, Choice: a.Choice, Options: a.Options, Logits: a.Logits, Probs: a.Probs}
+			}
+			if r.Answer != "" {
+				known[r.ID] = r.Answer
+			}
+			outs = append(outs, o)
+			ctx.Dispatch(func(ctx app.Context) {
+				p.Rows = append(p.Rows, row)
+				if row.Err != "" {
+					p.Failed++
+				}
+			})
+			if yield != nil {
+				yield()
+			}
+		}
+		var sum *compare.AnswersSummary
+		if len(ref) > 0 {
+			s := compare.Answers(ref, cand, known).Summary
+			sum = &s
+		}
+		lat := decision.Latencies(outs, time.Since(start))
+		ctx.Dispatch(func(ctx app.Context) {
+			p.Summary, p.Latency, p.Status = sum, lat, "done"
+		})
+	})
 }

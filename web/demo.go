@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvit-s/clefcheck/wasm/decision"
 	"github.com/kvit-s/clefcheck/wasm/model"
+	"github.com/kvit-s/clefcheck/wasm/refs"
 	"github.com/kvit-s/clefcheck/wasm/source"
 )
 
@@ -112,7 +113,10 @@ func (p *DemoPage) onDecide(ctx app.Context, e app.Event) {
 		var probs []float64
 		var err error
 		if where == "browser" {
-			choice, probs, err = decideInBrowser(req)
+			var a *refs.Answer
+			if a, err = decideInBrowser(req.ID, req.Prompt, req.Options); err == nil {
+				choice, probs = a.Choice, a.Probs
+			}
 		} else {
 			var u string
 			if u, err = safeHTTP(server); err == nil {
@@ -142,7 +146,7 @@ var (
 
 // decideInBrowser runs the demo world's model here: the base checkpoint
 // with the adapter applied at run time, read from the site by range.
-func decideInBrowser(req *decision.Request) (string, []float64, error) {
+func decideInBrowser(id, prompt string, options []string) (*refs.Answer, error) {
 	demoModelOnce.Do(func() {
 		base, err1 := source.NewHTTP(siteURL("demo/base/"))
 		ad, err2 := source.NewHTTP(siteURL("demo/adapter/"))
@@ -158,11 +162,11 @@ func decideInBrowser(req *decision.Request) (string, []float64, error) {
 		demoModel, demoModelErr = model.Load(base, head, model.Options{Adapter: ad})
 	})
 	if demoModelErr != nil {
-		return "", nil, fmt.Errorf("loading the demo model: %v", demoModelErr)
+		return nil, fmt.Errorf("loading the demo model: %v", demoModelErr)
 	}
-	res, err := demoModel.Forward(model.Tokenize(req.Prompt, req.Options), req.Options)
+	res, err := demoModel.Forward(model.Tokenize(prompt, options), options)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	return req.Options[res.Choice], res.Probs, nil
+	return &refs.Answer{ID: id, Options: options, Logits: res.Logits, Probs: res.Probs, Choice: options[res.Choice]}, nil
 }

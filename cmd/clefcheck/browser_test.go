@@ -256,6 +256,16 @@ func TestBrowserStaticSubpath(t *testing.T) {
 		shot(t, ctx, "static-subpath-decisions")
 		t.Fatalf("records not loaded from the static site: %v", err)
 	}
+	// No server here: the records go through the demo model in the browser.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const s = document.querySelector("#decide-where"); s.value = "browser"; s.dispatchEvent(new Event("change")); return true })()`)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	jsClick(t, ctx, "#run")
+	if _, err := waitText(wctx, "#agreement", "36 of 36 agree"); err != nil {
+		shot(t, ctx, "static-subpath-decisions")
+		t.Fatalf("in-browser decisions on the static site: %v", err)
+	}
 	shot(t, ctx, "static-subpath-decisions")
 	// A direct visit to a page's URL works too.
 	if err := chromedp.Do(ctx, chromedp.Navigate(hs.URL+"/clefcheck/decisions"), chromedp.WaitVisible("#use-demo")); err != nil {
