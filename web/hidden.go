@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"path"
 	"strings"
 	"time"
@@ -231,8 +230,6 @@ func (p *HiddenPage) onDemo(ctx app.Context, e app.Event) {
 		ctx.Dispatch(func(ctx app.Context) { p.Res, p.Status, p.Note, p.PageNo = res, "done", note, 0 })
 	})
 }
-
-var _ fs.FS = (*source.HTTP)(nil)
 
 // hiddenMarkdown renders a hidden-state comparison as Markdown.
 func hiddenMarkdown(r *compare.HiddenResult, note string) string {

@@ -773,7 +773,7 @@ func gramOfA(dt string, b []byte, r, in int, g *spectral.Gram, scratch *[]float3
 		}
 	}
 	for i := 0; i < r; i++ {
-		sumsq += gDiag(g, i)
+		sumsq += g.Diag(i) // the trace of the Gram is ‖X‖²_F
 	}
 	return nonfinite, sumsq
 }
@@ -807,13 +807,10 @@ func gramOfB(dt string, b []byte, out, r int, g *spectral.Gram, yield func() err
 		}
 	}
 	for i := 0; i < r; i++ {
-		sumsq += gDiag(g, i)
+		sumsq += g.Diag(i) // the trace of the Gram is ‖X‖²_F
 	}
 	return nonfinite, sumsq
 }
-
-// gDiag reads a diagonal entry of the Gram (the trace is ‖X‖²_F).
-func gDiag(g *spectral.Gram, i int) float64 { return g.Diag(i) }
 
 // ---- report ----
 

@@ -151,13 +151,16 @@ func LoadServer(dir string, opt model.Options) (*model.Model, error) {
 func calibrate(dir string, m *model.Model, head *model.Head) error {
 	recs := world.Records()
 	var feats [][]float64
+	var runs []*model.Result
+	var last []int
 	for _, r := range recs {
 		ids := model.Tokenize(r.Prompt, r.Options)
 		res, err := m.Forward(ids, nil)
 		if err != nil {
 			return err
 		}
-		feats = append(feats, head.Features(m, res.Hidden, res.Layers, res.T, int(ids[len(ids)-1])))
+		runs, last = append(runs, res), append(last, int(ids[len(ids)-1]))
+		feats = append(feats, head.Features(m, res.Hidden, res.Layers, res.T, last[len(last)-1]))
 	}
 	H := head.H
 	for i := 0; i < H; i++ {
@@ -170,10 +173,8 @@ func calibrate(dir string, m *model.Model, head *model.Head) error {
 	head.Temp = 1
 	var ss, n float64
 	for i, r := range recs {
-		ids := model.Tokenize(r.Prompt, r.Options)
-		res, _ := m.Forward(ids, nil)
-		_ = i
-		lg := head.Score(m, res.Hidden, res.Layers, res.T, int(ids[len(ids)-1]), r.Options)
+		res := runs[i]
+		lg := head.Score(m, res.Hidden, res.Layers, res.T, last[i], r.Options)
 		var mean float64
 		for _, v := range lg {
 			mean += v / float64(len(lg))

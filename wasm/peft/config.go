@@ -161,10 +161,10 @@ func ParseConfig(data []byte) (*Config, error) {
 		}
 	}
 	var err error
-	if c.RankPattern, err = compilePatterns(v(raw, "rank_pattern"), rankPat); err != nil {
+	if c.RankPattern, err = compilePatterns(raw["rank_pattern"], rankPat); err != nil {
 		return nil, bad("rank_pattern: %v", err)
 	}
-	if c.AlphaPattern, err = compilePatterns(v(raw, "alpha_pattern"), alphaPat); err != nil {
+	if c.AlphaPattern, err = compilePatterns(raw["alpha_pattern"], alphaPat); err != nil {
 		return nil, bad("alpha_pattern: %v", err)
 	}
 	for _, p := range c.RankPattern {
@@ -179,8 +179,6 @@ func ParseConfig(data []byte) (*Config, error) {
 	}
 	return c, nil
 }
-
-func v(raw map[string]json.RawMessage, k string) json.RawMessage { return raw[k] }
 
 // compilePatterns keeps the file order of the keys (PEFT's first match wins).
 func compilePatterns[T any](rawObj json.RawMessage, m map[string]T) ([]Pattern[T], error) {
