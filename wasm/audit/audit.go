@@ -78,6 +78,47 @@ type Options struct {
 	// must then be safe to call from the workers); the browser uses it to
 	// let the page breathe. An error returned between pairs cancels.
 	Yield func() error
+	// Remote, when set, checks the pairs' values elsewhere instead of in
+	// this process: the browser hands them to Web Workers, each running
+	// CheckPairs on its share. It gets the pairs largest first, must call
+	// add with the bytes read as it goes, and returns one Figures per pair
+	// (any order). Everything else (inventory, report, claims, verdict)
+	// stays here.
+	Remote func(ctx context.Context, pairs []Job, add func(int64)) ([]Figures, error)
+}
+
+// Job is a pair whose values are to be checked.
+type Job struct {
+	Module string `json:"module"`
+	Bytes  int64  `json:"bytes"`
+}
+
+// Figures are what checking one pair's values finds: the fields of Matrix
+// filled from the tensors, and the pair's findings. A remote checker sends
+// them back as JSON (non-finite values as null).
+type Figures struct {
+	Module     string           `json:"module"`
+	NormA      float64          `json:"norm_a"`
+	NormB      float64          `json:"norm_b"`
+	Nonfinite  int              `json:"nonfinite"`
+	Fro        float64          `json:"fro"`
+	Sigma      []float64        `json:"sigma,omitempty"`
+	NumRank    int              `json:"num_rank"`
+	FormDev    *float64         `json:"form_dev,omitempty"`
+	Method     string           `json:"method,omitempty"`
+	SigmaBound *float64         `json:"sigma_bound,omitempty"`
+	Skipped    string           `json:"skipped,omitempty"`
+	Findings   []report.Finding `json:"findings,omitempty"`
+}
+
+func (m *Matrix) figures(fs []report.Finding) Figures {
+	return Figures{Module: m.Module, NormA: m.NormA, NormB: m.NormB, Nonfinite: m.Nonfinite, Fro: m.Fro, Sigma: m.Sigma, NumRank: m.NumRank,
+		FormDev: m.FormDev, Method: m.Method, SigmaBound: m.SigmaBound, Skipped: m.Skipped, Findings: fs}
+}
+
+func (m *Matrix) apply(f *Figures) {
+	m.NormA, m.NormB, m.Nonfinite, m.Fro, m.Sigma, m.NumRank = f.NormA, f.NormB, f.Nonfinite, f.Fro, f.Sigma, f.NumRank
+	m.FormDev, m.Method, m.SigmaBound, m.Skipped = f.FormDev, f.Method, f.SigmaBound, f.Skipped
 }
 
 // Matrix holds one pair's figures.
@@ -149,38 +190,12 @@ type Result struct {
 // Run audits the adapter in directory dir of fsys.
 func Run(ctx context.Context, fsys fs.FS, dir string, opt Options) (*Result, error) {
 	start := time.Now()
-	if opt.Tol == (Tolerances{}) {
-		opt.Tol = Default
-	}
-	a := &auditor{opt: opt, res: &Result{Summary: Summary{Adapter: dir, DTypes: map[string]int{}, Mode: "deep"}}}
-	switch {
-	case opt.Quick:
-		a.res.Summary.Mode = "quick"
-	case opt.Randomized:
-		a.res.Summary.Mode, a.res.Summary.Kernel = "randomized", spectral.Kernel()
-	default:
-		a.res.Summary.Kernel = spectral.Kernel()
-	}
+	a, ok := prepare(fsys, dir, opt)
 	defer func() { a.res.Summary.Seconds = time.Since(start).Seconds() }()
-
-	a.loadConfig(fsys, dir)
-	ck, err := safetensors.OpenCheckpoint(fsys, dir, "adapter_model")
-	if err != nil {
-		a.c.Findings = append(a.c.Findings, report.FindingsOf(err, path.Join(dir, "adapter_model.safetensors"))...)
+	if !ok {
 		return a.finish(), nil
 	}
-	defer ck.Close()
-	a.ck = ck
-	for _, f := range ck.Files {
-		a.res.Summary.Files = append(a.res.Summary.Files, f.Name)
-	}
-	a.res.Summary.Sharded = ck.Index != nil
-	a.loadReport(fsys, dir)
-	if opt.Claims != nil {
-		a.res.Summary.Claims = opt.Claims.Name
-		a.c.Findings = append(a.c.Findings, opt.Claims.Check()...)
-	}
-	a.inventory()
+	defer a.ck.Close()
 	if a.opt.OnInventory != nil {
 		snap := *a.res
 		snap.Findings = append([]report.Finding(nil), a.c.Findings...)
@@ -192,6 +207,68 @@ func Run(ctx context.Context, fsys fs.FS, dir string, opt Options) (*Result, err
 	}
 	a.compareReport()
 	return a.finish(), nil
+}
+
+// prepare reads the configuration, the checkpoint's headers, the report
+// and the claims, and makes the inventory; ok is false when the checkpoint
+// cannot be opened (the findings say why).
+func prepare(fsys fs.FS, dir string, opt Options) (a *auditor, ok bool) {
+	if opt.Tol == (Tolerances{}) {
+		opt.Tol = Default
+	}
+	a = &auditor{opt: opt, res: &Result{Summary: Summary{Adapter: dir, DTypes: map[string]int{}, Mode: "deep"}}}
+	switch {
+	case opt.Quick:
+		a.res.Summary.Mode = "quick"
+	case opt.Randomized:
+		a.res.Summary.Mode, a.res.Summary.Kernel = "randomized", spectral.Kernel()
+	default:
+		a.res.Summary.Kernel = spectral.Kernel()
+	}
+	a.loadConfig(fsys, dir)
+	ck, err := safetensors.OpenCheckpoint(fsys, dir, "adapter_model")
+	if err != nil {
+		a.c.Findings = append(a.c.Findings, report.FindingsOf(err, path.Join(dir, "adapter_model.safetensors"))...)
+		return a, false
+	}
+	a.ck = ck
+	for _, f := range ck.Files {
+		a.res.Summary.Files = append(a.res.Summary.Files, f.Name)
+	}
+	a.res.Summary.Sharded = ck.Index != nil
+	a.loadReport(fsys, dir)
+	if opt.Claims != nil {
+		a.res.Summary.Claims = opt.Claims.Name
+		a.c.Findings = append(a.c.Findings, opt.Claims.Check()...)
+	}
+	a.inventory()
+	return a, true
+}
+
+// CheckPairs is the remote side of Options.Remote: it opens the adapter in
+// dir of fsys with the same options, checks the values of the named pairs
+// (in this process, with opt.Workers goroutines) and sends each one's
+// figures to emit as it finishes. A module that is not a checkable pair of
+// this adapter is an error: both sides must be reading the same files.
+func CheckPairs(ctx context.Context, fsys fs.FS, dir string, opt Options, modules []string, emit func(Figures)) error {
+	opt.Remote, opt.OnInventory = nil, nil
+	a, ok := prepare(fsys, dir, opt)
+	if !ok {
+		return fmt.Errorf("the adapter cannot be opened here: %v", a.c.Findings)
+	}
+	defer a.ck.Close()
+	todo := make([]*Matrix, 0, len(modules))
+	for _, mod := range modules {
+		m := a.byName[mod]
+		if m == nil || m.Skipped != "" {
+			return fmt.Errorf("%s is not a checkable pair of this adapter", mod)
+		}
+		todo = append(todo, m)
+	}
+	meter := progress.NewMeter("", 0, opt.Progress)
+	err := a.checkLocal(ctx, todo, meter, func(m *Matrix, fs []report.Finding) { emit(m.figures(fs)) })
+	meter.Finish()
+	return err
 }
 
 type auditor struct {
@@ -503,6 +580,23 @@ func (a *auditor) values(ctx context.Context) error {
 	sort.SliceStable(todo, func(i, j int) bool { return todo[i].Params > todo[j].Params })
 	phase := a.res.Summary.Mode + " audit"
 	meter := progress.NewMeter(phase, total, a.opt.Progress)
+	var err error
+	if a.opt.Remote != nil {
+		err = a.checkRemote(ctx, todo, meter)
+	} else {
+		err = a.checkLocal(ctx, todo, meter, func(_ *Matrix, fs []report.Finding) { a.c.Findings = append(a.c.Findings, fs...) })
+	}
+	meter.Finish()
+	if err != nil {
+		return err
+	}
+	a.aggregateRank()
+	return nil
+}
+
+// checkLocal checks the pairs in todo with opt.Workers goroutines; done is
+// called under a lock as each pair finishes.
+func (a *auditor) checkLocal(ctx context.Context, todo []*Matrix, meter *progress.Meter, done func(*Matrix, []report.Finding)) error {
 	workers := a.opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -520,7 +614,7 @@ func (a *auditor) values(ctx context.Context) error {
 			for m := range jobs {
 				fs := a.checkPair(st, m, meter)
 				mu.Lock()
-				a.c.Findings = append(a.c.Findings, fs...)
+				done(m, fs)
 				mu.Unlock()
 			}
 		}()
@@ -541,11 +635,37 @@ loop:
 	}
 	close(jobs)
 	wg.Wait()
-	meter.Finish()
-	if firstErr != nil {
-		return firstErr
+	return firstErr
+}
+
+// checkRemote hands the pairs to opt.Remote and takes back their figures,
+// refusing answers that do not match the pairs asked for.
+func (a *auditor) checkRemote(ctx context.Context, todo []*Matrix, meter *progress.Meter) error {
+	jobs := make([]Job, len(todo))
+	want := map[string]*Matrix{}
+	for i, m := range todo {
+		ta, _, _ := a.ck.Tensor(m.keyA)
+		tb, _, _ := a.ck.Tensor(m.keyB)
+		jobs[i] = Job{Module: m.Module, Bytes: ta.Bytes() + tb.Bytes()}
+		want[m.Module] = m
 	}
-	a.aggregateRank()
+	figs, err := a.opt.Remote(ctx, jobs, meter.Add)
+	if err != nil {
+		return err
+	}
+	for i := range figs {
+		f := &figs[i]
+		m := want[f.Module]
+		if m == nil {
+			return fmt.Errorf("the remote checker answered for %q, which was not asked for (or twice)", f.Module)
+		}
+		delete(want, f.Module)
+		m.apply(f)
+		a.c.Findings = append(a.c.Findings, f.Findings...)
+	}
+	if len(want) > 0 {
+		return fmt.Errorf("the remote checker left %d pairs unchecked", len(want))
+	}
 	return nil
 }
 
@@ -553,6 +673,7 @@ loop:
 type pairState struct {
 	bufA, bufB []byte
 	fa, fb     []float32 // decoded factors, for the probes
+	fat        []float32 // Aᵀ
 	row        []float32
 	ga, gb     *spectral.Gram
 }
@@ -638,17 +759,21 @@ func (a *auditor) probePair(st *pairState, m *Matrix, ta, tb safetensors.TensorI
 	if cap(st.fb) < m.Out*r {
 		st.fb = make([]float32, m.Out*r)
 	}
-	fa, fb := st.fa[:r*m.In], st.fb[:m.Out*r]
+	if cap(st.fat) < r*m.In {
+		st.fat = make([]float32, r*m.In)
+	}
+	fa, fb, fat := st.fa[:r*m.In], st.fb[:m.Out*r], st.fat[:r*m.In]
 	nfA, _ := dtype.Decode32(ta.DType, st.bufA, fa)
 	nfB, _ := dtype.Decode32(tb.DType, st.bufB, fb)
 	if nfA+nfB > 0 {
 		return false, nil // the exact path reports them
 	}
+	spectral.Transpose(fa, r, m.In, fat) // the probes stream over rows of length r
 	seed := uint64(0)
 	for _, ch := range m.Module {
 		seed = seed*131 + uint64(ch)
 	}
-	p := spectral.Probe(fa, fb, r, m.In, m.Out, m.Scaling, a.opt.Probes, seed, a.opt.Yield)
+	p := spectral.Probe(fat, fb, r, m.In, m.Out, m.Scaling, a.opt.Probes, seed, a.opt.Yield)
 	if !p.Accepts(a.opt.Tol.Form) {
 		return false, nil
 	}
@@ -941,16 +1066,40 @@ func (a *auditor) claimedFidelity(x *extraction.Matrix, m *Matrix) {
 	}
 }
 
+// fin maps a non-finite float to -1 for JSON, which has no NaN or Inf
+// (the figures it replaces are never negative).
+func fin(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return -1
+	}
+	return x
+}
+
+// MarshalJSON keeps non-finite floats out of the JSON (they are not JSON),
+// as Matrix does.
+func (f Figures) MarshalJSON() ([]byte, error) {
+	type plain Figures
+	f.NormA, f.NormB, f.Fro = fin(f.NormA), fin(f.NormB), fin(f.Fro)
+	if f.Sigma != nil {
+		s := make([]float64, len(f.Sigma))
+		for i, v := range f.Sigma {
+			s[i] = fin(v)
+		}
+		f.Sigma = s
+	}
+	for _, p := range []**float64{&f.FormDev, &f.SigmaBound} {
+		if *p != nil {
+			v := fin(**p)
+			*p = &v
+		}
+	}
+	return json.Marshal(plain(f))
+}
+
 // MarshalJSON keeps non-finite floats out of the JSON (they are not JSON).
 func (m *Matrix) MarshalJSON() ([]byte, error) {
 	type plain Matrix
 	c := *m
-	fin := func(x float64) float64 {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return -1
-		}
-		return x
-	}
 	c.NormA, c.NormB, c.Fro = fin(c.NormA), fin(c.NormB), fin(c.Fro)
 	for _, p := range []**float64{&c.FormDev, &c.ReportSV, &c.ReportFro} {
 		if *p != nil {

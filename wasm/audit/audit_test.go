@@ -16,6 +16,7 @@ import (
 	"github.com/kvit-s/clefcheck/wasm/claims"
 	"github.com/kvit-s/clefcheck/wasm/dtype"
 	"github.com/kvit-s/clefcheck/wasm/rebuild"
+	"github.com/kvit-s/clefcheck/wasm/progress"
 	"github.com/kvit-s/clefcheck/wasm/report"
 	"github.com/kvit-s/clefcheck/wasm/safetensors"
 	"github.com/kvit-s/clefcheck/wasm/source"
@@ -156,6 +157,94 @@ func run(t *testing.T, dir string, opt Options) *Result {
 		t.Fatal(err)
 	}
 	return res
+}
+
+// remoteShards is an Options.Remote that deals the pairs round-robin to n
+// CheckPairs calls on the same files and passes their figures through
+// JSON, as the browser's Web Workers do.
+func remoteShards(t *testing.T, dir string, opt Options, n int) func(context.Context, []Job, func(int64)) ([]Figures, error) {
+	return func(ctx context.Context, jobs []Job, add func(int64)) ([]Figures, error) {
+		var out []Figures
+		for w := 0; w < n; w++ {
+			var mods []string
+			for i := w; i < len(jobs); i += n {
+				mods = append(mods, jobs[i].Module)
+			}
+			var last int64
+			o := opt
+			o.Workers = 1
+			o.Progress = func(s progress.Status) { add(s.Done - last); last = s.Done }
+			err := CheckPairs(ctx, source.Dir(dir), ".", o, mods, func(f Figures) {
+				b, err := json.Marshal(f)
+				if err != nil {
+					t.Errorf("figures of %s: %v", f.Module, err)
+					return
+				}
+				var back Figures
+				if err := json.Unmarshal(b, &back); err != nil {
+					t.Errorf("figures of %s: %v", f.Module, err)
+				}
+				out = append(out, back)
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+}
+
+// TestRemoteSameAsLocal: the audit with its pairs checked remotely (two
+// shards, JSON in between) gives the local audit's result, figure for
+// figure; a remote answer for a pair not asked for, or a missing one, is
+// an error, not a silent pass.
+func TestRemoteSameAsLocal(t *testing.T) {
+	dir := filepath.Join(worldDir, world.AdapterDir)
+	for _, opt := range []Options{{Claims: demoClaims(t)}, {Claims: demoClaims(t), Randomized: true}, {Claims: demoClaims(t), Quick: true}} {
+		loc := run(t, dir, opt)
+		var bytes int64
+		ro := opt
+		inner := remoteShards(t, dir, opt, 3)
+		ro.Remote = func(ctx context.Context, jobs []Job, add func(int64)) ([]Figures, error) {
+			return inner(ctx, jobs, func(n int64) { bytes += n; add(n) })
+		}
+		rem := run(t, dir, ro)
+		loc.Summary.Seconds, rem.Summary.Seconds = 0, 0
+		lj, _ := json.Marshal(loc)
+		rj, _ := json.Marshal(rem)
+		if string(lj) != string(rj) {
+			t.Fatalf("mode %s: remote result differs:\n%s\n%s", mode(opt), rj, lj)
+		}
+		if bytes != loc.Summary.Bytes {
+			t.Errorf("mode %s: remote reported %d bytes read, the pairs have %d", mode(opt), bytes, loc.Summary.Bytes)
+		}
+	}
+	bad := Options{Claims: demoClaims(t), Quick: true}
+	bad.Remote = func(ctx context.Context, jobs []Job, add func(int64)) ([]Figures, error) {
+		return []Figures{{Module: jobs[0].Module}, {Module: jobs[0].Module}}, nil
+	}
+	if _, err := Run(context.Background(), source.Dir(dir), ".", bad); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("duplicate answer: %v", err)
+	}
+	bad.Remote = func(ctx context.Context, jobs []Job, add func(int64)) ([]Figures, error) {
+		return []Figures{{Module: jobs[0].Module}}, nil
+	}
+	if _, err := Run(context.Background(), source.Dir(dir), ".", bad); err == nil || !strings.Contains(err.Error(), "unchecked") {
+		t.Errorf("missing answers: %v", err)
+	}
+	if err := CheckPairs(context.Background(), source.Dir(dir), ".", Options{}, []string{"model.layers.0.nope"}, func(Figures) {}); err == nil {
+		t.Error("CheckPairs accepted a module the adapter does not have")
+	}
+}
+
+func mode(o Options) string {
+	switch {
+	case o.Quick:
+		return "quick"
+	case o.Randomized:
+		return "randomized"
+	}
+	return "deep"
 }
 
 func codes(res *Result, sev report.Severity) []string {
@@ -375,6 +464,11 @@ func TestEveryCode(t *testing.T) {
 			rnd := run(t, dir, Options{Claims: demoClaims(t), Randomized: true})
 			if rnd.Verdict != res.Verdict || fmt.Sprint(findingKeys(rnd)) != fmt.Sprint(findingKeys(res)) {
 				t.Errorf("randomized mode: %s %v\nexact: %s %v", rnd.Verdict, findingKeys(rnd), res.Verdict, findingKeys(res))
+			}
+			// Checked by two "workers" through JSON (as the browser does): the same.
+			rem := run(t, dir, Options{Claims: demoClaims(t), Remote: remoteShards(t, dir, Options{Claims: demoClaims(t)}, 2)})
+			if rem.Verdict != res.Verdict || fmt.Sprint(findingKeys(rem)) != fmt.Sprint(findingKeys(res)) {
+				t.Errorf("remote: %s %v\nexact: %s %v", rem.Verdict, findingKeys(rem), res.Verdict, findingKeys(res))
 			}
 			if res.Verdict != c.verdict {
 				t.Errorf("verdict %s, want %s: %v", res.Verdict, c.verdict, res.Findings)

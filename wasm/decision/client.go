@@ -10,13 +10,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"mime"
-	"net"
-	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kvit-s/clefcheck/wasm/fetch"
 )
 
 // Client sends decisions to a server and distrusts what comes back.
@@ -40,7 +40,7 @@ type Client struct {
 	Retries       int           // extra attempts (0: the default 3; negative: none)
 	Backoff       time.Duration // first backoff (default 250 ms)
 	MaxRetryAfter time.Duration // cap on a server's Retry-After (default 10 s)
-	HTTP          *http.Client
+	Doer          fetch.Doer    // nil: fetch.Default (net/http, or the browser's fetch)
 }
 
 // Error is a failed decision: Kind is network, timeout, status, protocol
@@ -64,8 +64,8 @@ func (e *Error) Error() string {
 	return s
 }
 
-func (c *Client) defaults() (time.Duration, int64, int, time.Duration, time.Duration, *http.Client) {
-	t, m, r, b, ra, h := c.Timeout, c.MaxResponse, c.Retries, c.Backoff, c.MaxRetryAfter, c.HTTP
+func (c *Client) defaults() (time.Duration, int64, int, time.Duration, time.Duration, fetch.Doer) {
+	t, m, r, b, ra, h := c.Timeout, c.MaxResponse, c.Retries, c.Backoff, c.MaxRetryAfter, fetch.Or(c.Doer)
 	if t <= 0 {
 		t = 60 * time.Second
 	}
@@ -83,9 +83,6 @@ func (c *Client) defaults() (time.Duration, int64, int, time.Duration, time.Dura
 	}
 	if ra <= 0 {
 		ra = 10 * time.Second
-	}
-	if h == nil {
-		h = http.DefaultClient
 	}
 	return t, m, r, b, ra, h
 }
@@ -127,7 +124,7 @@ func (c *Client) Decide(ctx context.Context, req *Request) (*Response, error) {
 		}
 		last = err
 		last.Attempts = attempt + 1
-		retryable := err.Kind == "network" || err.Status == http.StatusTooManyRequests || err.Status == http.StatusServiceUnavailable
+		retryable := err.Kind == "network" || err.Status == 429 || err.Status == 503
 		if !retryable || attempt == retries {
 			break
 		}
@@ -145,46 +142,35 @@ func (c *Client) Decide(ctx context.Context, req *Request) (*Response, error) {
 	return nil, last
 }
 
-func (c *Client) once(ctx context.Context, hc *http.Client, endpoint string, body []byte, req *Request, maxResp int64) (*Response, time.Duration, *Error) {
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
-	if err != nil {
-		return nil, 0, &Error{Kind: "request", Msg: err.Error()}
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Accept", "application/json")
+func (c *Client) once(ctx context.Context, hc fetch.Doer, endpoint string, body []byte, req *Request, maxResp int64) (*Response, time.Duration, *Error) {
+	hdr := map[string]string{"Content-Type": "application/json", "Accept": "application/json"}
 	if c.Token != "" {
-		hr.Header.Set("Authorization", "Bearer "+c.Token)
+		hdr["Authorization"] = "Bearer " + c.Token
 	}
-	resp, err := hc.Do(hr)
+	resp, err := hc.Do(ctx, &fetch.Request{Method: "POST", URL: endpoint, Header: hdr, Body: body, Limit: maxResp})
 	if err != nil {
 		return nil, 0, netError(ctx, err)
 	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResp+1))
-	if err != nil {
-		e := netError(ctx, err)
-		e.Msg = "reading the response: " + e.Msg
-		return nil, 0, e
+	if resp.Truncated {
+		return nil, 0, &Error{Kind: "protocol", Status: resp.Status, Msg: fmt.Sprintf("response body over %d bytes: refused", maxResp)}
 	}
-	if int64(len(data)) > maxResp {
-		return nil, 0, &Error{Kind: "protocol", Status: resp.StatusCode, Msg: fmt.Sprintf("response body over %d bytes: refused", maxResp)}
-	}
-	if resp.StatusCode != http.StatusOK {
-		e := &Error{Kind: "status", Status: resp.StatusCode, Msg: errorMessage(resp, data)}
-		switch resp.StatusCode {
-		case http.StatusUnauthorized:
+	data := resp.Body
+	if resp.Status != 200 {
+		e := &Error{Kind: "status", Status: resp.Status, Msg: errorMessage(resp, data)}
+		switch resp.Status {
+		case 401:
 			e.Hint = "the server wants a bearer token: set the token"
 			if c.Token != "" {
 				e.Hint = "the server refused the token"
 			}
-		case http.StatusForbidden:
+		case 403:
 			e.Hint = "the token is not allowed to use this server"
-		case http.StatusNotFound:
+		case 404:
 			e.Hint = "is " + endpoint + " the decision service? It answers POST " + Path
 		}
-		return nil, retryAfter(resp), e
+		return nil, fetch.RetryAfter(resp.Get("Retry-After"), time.Now()), e
 	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "" && mt != "application/json" {
+	if mt, _, _ := mime.ParseMediaType(resp.Get("Content-Type")); mt != "" && mt != "application/json" {
 		return nil, 0, &Error{Kind: "protocol", Status: 200, Msg: fmt.Sprintf("response is %s, not JSON: %s", mt, snippet(data))}
 	}
 	out, perr := parseResponse(data, req)
@@ -250,32 +236,17 @@ func netError(ctx context.Context, err error) *Error {
 	}
 	msg := err.Error()
 	e := &Error{Kind: "network", Msg: msg}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
+	if fetch.IsTimeout(err) {
 		e.Kind = "timeout"
 	}
 	// In the browser, net/http is fetch: a CORS refusal shows only as this.
-	if strings.Contains(msg, "fetch() failed") || strings.Contains(msg, "TypeError") {
+	if strings.Contains(msg, "fetch() failed") || strings.Contains(msg, "TypeError") || strings.Contains(msg, "Failed to fetch") {
 		e.Hint = "from a web page this usually means the server does not answer CORS for this origin (or is unreachable): run `clefcheck proxy --to <server>` and use the proxy's URL"
 	}
 	return e
 }
 
-func retryAfter(resp *http.Response) time.Duration {
-	v := resp.Header.Get("Retry-After")
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(0, time.Until(t))
-	}
-	return 0
-}
-
-func errorMessage(resp *http.Response, data []byte) string {
+func errorMessage(resp *fetch.Response, data []byte) string {
 	var eb ErrorBody
 	if json.Unmarshal(data, &eb) == nil && eb.Error.Message != "" {
 		if eb.Error.Type != "" {
@@ -283,7 +254,7 @@ func errorMessage(resp *http.Response, data []byte) string {
 		}
 		return eb.Error.Message
 	}
-	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	mt, _, _ := mime.ParseMediaType(resp.Get("Content-Type"))
 	if mt == "text/html" {
 		return "an HTML page instead of a JSON error (a proxy or the wrong URL?): " + snippet(data)
 	}

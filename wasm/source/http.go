@@ -6,23 +6,25 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/http"
 	"net/url"
 	"path"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kvit-s/clefcheck/wasm/fetch"
 )
 
 // HTTP is a base URL as an fs.FS whose files are read with HTTP Range
 // requests: nothing is downloaded whole. A Hugging Face "resolve" URL of a
 // repository folder, or any server that honours Range, works. In the
-// browser net/http is fetch, so the same code runs there.
+// browser the requests go through the page's fetch (wasm/browser), so the
+// same code runs there.
 type HTTP struct {
-	Base   *url.URL
-	Client *http.Client // nil: http.DefaultClient
-	Token  string       // optional bearer token
+	Base  *url.URL
+	Doer  fetch.Doer // nil: fetch.Default
+	Token string     // optional bearer token
 	// FirstChunk is how much Open reads and keeps from the start of a file
 	// (the safetensors header usually fits): one request for the size and
 	// the header together.
@@ -42,13 +44,6 @@ func NewHTTP(base string) (*HTTP, error) {
 	}
 	u.RawQuery, u.Fragment = "", ""
 	return &HTTP{Base: u, FirstChunk: 64 << 10}, nil
-}
-
-func (h *HTTP) client() *http.Client {
-	if h.Client != nil {
-		return h.Client
-	}
-	return http.DefaultClient
 }
 
 func (h *HTTP) ctx() context.Context {
@@ -120,64 +115,52 @@ var errRange = errors.New("the server ignores HTTP Range requests (needed to rea
 // get fetches [off, off+n) (clamped to the file) and returns the bytes and
 // the file's total size.
 func (f *httpFile) get(off, n int64) ([]byte, int64, error) {
-	req, err := http.NewRequestWithContext(f.h.ctx(), http.MethodGet, f.url, nil)
-	if err != nil {
-		return nil, 0, err
-	}
-	req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", off, off+n-1))
+	hdr := map[string]string{"Range": fmt.Sprintf("bytes=%d-%d", off, off+n-1)}
 	if f.h.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+f.h.Token)
+		hdr["Authorization"] = "Bearer " + f.h.Token
 	}
-	resp, err := f.h.client().Do(req)
+	// A 200 (no range support) is read only as far as a small whole file.
+	limit := max(n, int64(max(f.h.FirstChunk, 1))) + 1
+	resp, err := fetch.Or(f.h.Doer).Do(f.h.ctx(), &fetch.Request{URL: f.url, Header: hdr, Limit: limit})
 	if err != nil {
 		msg := err.Error()
-		if strings.Contains(msg, "fetch() failed") {
+		if strings.Contains(msg, "fetch() failed") || strings.Contains(msg, "Failed to fetch") {
 			return nil, 0, fmt.Errorf("%s: %v (from a web page this usually means the server does not allow this origin (CORS) or is unreachable)", f.url, err)
 		}
 		return nil, 0, err
 	}
-	defer resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusPartialContent:
-		start, end, total, err := parseContentRange(resp.Header.Get("Content-Range"))
+	switch resp.Status {
+	case 206: // Partial Content
+		start, end, total, err := parseContentRange(resp.Get("Content-Range"))
 		if err != nil {
 			return nil, 0, err
 		}
 		if start != off || end-start+1 > n {
 			return nil, 0, fmt.Errorf("asked for bytes %d–%d, the server sent %d–%d", off, off+n-1, start, end)
 		}
-		data, err := io.ReadAll(io.LimitReader(resp.Body, end-start+2))
-		if err != nil {
-			return nil, 0, err
+		if int64(len(resp.Body)) != end-start+1 {
+			return nil, 0, fmt.Errorf("the server sent %d bytes for a range of %d", len(resp.Body), end-start+1)
 		}
-		if int64(len(data)) != end-start+1 {
-			return nil, 0, fmt.Errorf("the server sent %d bytes for a range of %d", len(data), end-start+1)
-		}
-		return data, total, nil
-	case http.StatusOK:
+		return resp.Body, total, nil
+	case 200:
 		// No range support: acceptable only for a small whole file.
-		limit := int64(max(f.h.FirstChunk, 1))
-		data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-		if err != nil {
-			return nil, 0, err
-		}
-		if int64(len(data)) > limit || off != 0 {
+		if int64(len(resp.Body)) > int64(max(f.h.FirstChunk, 1)) || resp.Truncated || off != 0 {
 			return nil, 0, errRange
 		}
-		f.head = data
-		return data, int64(len(data)), nil
-	case http.StatusRequestedRangeNotSatisfiable:
+		f.head = resp.Body
+		return resp.Body, int64(len(resp.Body)), nil
+	case 416: // Range Not Satisfiable
 		// An empty file: the Content-Range gives "*/0".
-		if _, _, total, err := parseContentRange(resp.Header.Get("Content-Range")); err == nil && total == 0 {
+		if _, _, total, err := parseContentRange(resp.Get("Content-Range")); err == nil && total == 0 {
 			return nil, 0, nil
 		}
 		return nil, 0, fmt.Errorf("range %d–%d not satisfiable", off, off+n-1)
-	case http.StatusNotFound, http.StatusGone:
+	case 404, 410:
 		return nil, 0, fs.ErrNotExist
-	case http.StatusUnauthorized, http.StatusForbidden:
-		return nil, 0, fmt.Errorf("HTTP %d: %s needs a token (or the token lacks access)", resp.StatusCode, f.url)
+	case 401, 403:
+		return nil, 0, fmt.Errorf("HTTP %d: %s needs a token (or the token lacks access)", resp.Status, f.url)
 	}
-	return nil, 0, fmt.Errorf("HTTP %d from %s", resp.StatusCode, f.url)
+	return nil, 0, fmt.Errorf("HTTP %d from %s", resp.Status, f.url)
 }
 
 // parseContentRange reads "bytes START-END/TOTAL" (or "bytes */TOTAL").

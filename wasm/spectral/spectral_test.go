@@ -249,10 +249,23 @@ func TestProbeAgainstExact(t *testing.T) {
 		ga, gb := GramOfRows(a, c.r, c.in), GramOfCols(b, c.out, c.r)
 		exact, _ := SingularValues(ga, gb, 1.5)
 		for seed := uint64(0); seed < 5; seed++ {
-			p := Probe(a, b, c.r, c.in, c.out, 1.5, 0, seed, nil)
-			// The bound holds (it is a high-probability upper bound).
-			if p.BoundA < offFro(ga) || p.BoundB < offFro(gb) {
-				t.Fatalf("%+v seed %d: bounds %g %g below the exact %g %g", c, seed, p.BoundA, p.BoundB, offFro(ga), offFro(gb))
+			p := Probe(transposed(a, c.r, c.in), b, c.r, c.in, c.out, 1.5, 0, seed, nil)
+			// The bound holds (it is a high-probability upper bound on the
+			// spectral norm), and is not loose by more than ‖F‖_F would be.
+			na, nb := offNorm2(ga), offNorm2(gb)
+			if p.BoundA < na || p.BoundB < nb {
+				t.Fatalf("%+v seed %d: bounds %g %g below the exact ‖F‖₂ %g %g", c, seed, p.BoundA, p.BoundB, na, nb)
+			}
+			// E‖F²Z‖²_F = k·‖F²‖²_F ≤ k·‖F‖⁴_F: B is about (k/t)^¼·‖F‖_F ≈ 3.2·‖F‖_F
+			// at most, far less for a noise-like F of large r.
+			if p.BoundA > 4*offFro(ga) || p.BoundB > 4*offFro(gb) {
+				t.Errorf("%+v seed %d: bounds %g %g, over 4·‖F‖_F %g %g", c, seed, p.BoundA, p.BoundB, offFro(ga), offFro(gb))
+			}
+			if seed == 0 {
+				t.Logf("%+v: B/‖F‖₂ %.2f %.2f, B/‖F‖_F %.2f %.2f", c, p.BoundA/na, p.BoundB/nb, p.BoundA/offFro(ga), p.BoundB/offFro(gb))
+			}
+			if f := FormOf(ga, gb); p.Accepts(FormTolerance) && f.Deviation() > FormTolerance {
+				t.Fatalf("%+v: probes accept a form deviation of %g", c, f.Deviation())
 			}
 			if !p.Accepts(FormTolerance) {
 				// With a short side the bf16 rounding averages out less:
@@ -271,7 +284,132 @@ func TestProbeAgainstExact(t *testing.T) {
 	}
 	// Factors not in SVD form are rejected.
 	ra, rb := randBF16(rng, 16*300, 0.1), randBF16(rng, 200*16, 0.1)
-	if p := Probe(ra, rb, 16, 300, 200, 1, 0, 1, nil); p.Accepts(FormTolerance) {
+	if p := Probe(transposed(ra, 16, 300), rb, 16, 300, 200, 1, 0, 1, nil); p.Accepts(FormTolerance) {
 		t.Errorf("random factors accepted: %+v", p)
+	}
+}
+
+func transposed(x []float32, rows, cols int) []float32 {
+	out := make([]float32, len(x))
+	Transpose(x, rows, cols, out)
+	for i := 0; i < rows; i++ {
+		for j := 0; j < cols; j++ {
+			if out[j*rows+i] != x[i*cols+j] {
+				panic("Transpose is wrong")
+			}
+		}
+	}
+	return out
+}
+
+// offNorm2 is ‖D^-½(G − D)D^-½‖₂ from an exact Gram, by an eigen-decomposition.
+func offNorm2(g *mat.SymDense) float64 {
+	n := g.SymmetricDim()
+	f := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			if g.At(i, i) > 0 && g.At(j, j) > 0 {
+				f.SetSym(i, j, g.At(i, j)/math.Sqrt(g.At(i, i)*g.At(j, j)))
+			}
+		}
+	}
+	var e mat.EigenSym
+	if !e.Factorize(f, false) {
+		panic("eigen")
+	}
+	worst := 0.0
+	for _, v := range e.Values(nil) {
+		worst = max(worst, math.Abs(v))
+	}
+	return worst
+}
+
+// TestChi2Quantile checks the χ² quantiles against values from the closed
+// forms: k = 2 is an exponential, P(χ²₂ ≤ t) = 1 − e^(−t/2).
+func TestChi2Quantile(t *testing.T) {
+	for _, d := range []float64{1e-7, 1e-3, 0.5} {
+		want := -2 * math.Log1p(-d)
+		if got := chi2Quantile(2, d); math.Abs(got-want) > 1e-9*want {
+			t.Errorf("k=2 δ=%g: %g, want %g", d, got, want)
+		}
+	}
+	// k = 8: P(χ²₈ ≤ t) = 1 − e^(−x)(1 + x + x²/2 + x³/6), x = t/2, at a larger δ
+	// where the closed form has no cancellation.
+	got := chi2Quantile(8, 0.25)
+	x := got / 2
+	if p := 1 - math.Exp(-x)*(1+x+x*x/2+x*x*x/6); math.Abs(p-0.25) > 1e-9 {
+		t.Errorf("k=8: P(χ² ≤ %g) = %g, want 0.25", got, p)
+	}
+	t.Logf("δ=1e-7: t(8) = %.4g", chi2Quantile(8, 1e-7))
+}
+
+// TestProbeBoundHolds runs the probes on the estimator's worst case, F of
+// rank one (A·Aᵀ = I + ε·v·vᵀ), with many seeds: the bound is never below
+// the exact ‖F‖₂ = ε (it fails with probability 10⁻⁷), and it is not loose
+// by much more than the χ² quantile makes it, (χ²_k / t)^¼.
+func TestProbeBoundHolds(t *testing.T) {
+	const r, n, k = 12, 400, DefaultProbes
+	rng := rand.New(rand.NewPCG(3, 4))
+	// Q: n × r with orthonormal columns.
+	g := mat.NewDense(n, r, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < r; j++ {
+			g.Set(i, j, rng.NormFloat64())
+		}
+	}
+	var qr mat.QR
+	qr.Factorize(g)
+	var q mat.Dense
+	qr.QTo(&q)
+	v := make([]float64, r)
+	var vn float64
+	for i := range v {
+		v[i] = rng.NormFloat64()
+		vn += v[i] * v[i]
+	}
+	const eps = 0.01
+	m := mat.NewSymDense(r, nil)
+	for i := 0; i < r; i++ {
+		for j := i; j < r; j++ {
+			x := eps * v[i] * v[j] / vn
+			if i == j {
+				x++
+			}
+			m.SetSym(i, j, x)
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(m) {
+		t.Fatal("cholesky")
+	}
+	var l mat.TriDense
+	ch.LTo(&l)
+	// A = L·Qᵀ (r × n): A·Aᵀ = L·Lᵀ = I + ε·v·vᵀ/‖v‖². Aᵀ = Q·Lᵀ.
+	var at mat.Dense
+	at.Mul(q.Slice(0, n, 0, r), l.T())
+	atf := make([]float32, n*r)
+	for i := 0; i < n; i++ {
+		for j := 0; j < r; j++ {
+			atf[i*r+j] = float32(at.At(i, j))
+		}
+	}
+	b := make([]float32, r*r) // B = I: Bᵀ·B diagonal
+	for i := 0; i < r; i++ {
+		b[i*r+i] = 1
+	}
+	exact := offNorm2(GramOfCols(atf, n, r))
+	worst := math.Inf(1)
+	loosest := 0.0
+	for seed := uint64(0); seed < 300; seed++ {
+		p := Probe(atf, b, r, n, r, 1, 0, seed, nil)
+		worst = min(worst, p.BoundA/exact)
+		loosest = max(loosest, p.BoundA/exact)
+	}
+	t.Logf("‖F‖₂ = %.4g; bound/‖F‖₂ over 300 seeds: %.3f to %.3f", exact, worst, loosest)
+	if worst < 1 {
+		t.Errorf("the bound fell below ‖F‖₂ (ratio %.3f)", worst)
+	}
+	if lim := math.Pow(40/chi2Quantile(k, ProbeDelta), 0.25); loosest > lim {
+		t.Errorf("bound up to %.2f·‖F‖₂, above (χ²₈ ≤ 40 / t)^¼ = %.2f", loosest, lim)
 	}
 }

@@ -5,10 +5,12 @@ package main
 import (
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
+	"github.com/kvit-s/clefcheck/wasm/browser"
 	"github.com/kvit-s/clefcheck/web"
 )
 
 func main() {
+	browser.Install() // HTTP through the page's fetch: no net/http in app.wasm
 	web.Routes()
 	app.RunWhenOnBrowser()
 }

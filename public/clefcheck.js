@@ -1,0 +1,47 @@
+// clefcheck's small browser helpers, used by the Go code in app.wasm and in
+// the audit workers (wasm/browser). No data leaves the page except the
+// requests the user asked for.
+"use strict";
+
+// clefcheckFetch performs one request and reads its body in JavaScript,
+// stopping at limit bytes (the rest is cancelled, never buffered), so Go
+// gets the whole body with one call instead of one per network chunk.
+// Resolves to {status, headers, body: Uint8Array, truncated}.
+self.clefcheckFetch = async function (url, method, headers, body, limit, signal) {
+  const init = { method: method || "GET", headers: headers || {}, signal: signal, credentials: "omit", redirect: "follow" };
+  if (body && body.byteLength > 0) init.body = body;
+  const resp = await fetch(url, init);
+  const hdrs = {};
+  resp.headers.forEach((v, k) => { hdrs[k.toLowerCase()] = v; });
+  let out = new Uint8Array(0), truncated = false;
+  if (resp.body) {
+    const reader = resp.body.getReader();
+    const len = Number(resp.headers.get("content-length"));
+    // With a known length (and no decoding that could grow it) one buffer
+    // of that size; otherwise grow by doubling.
+    let cap = (len > 0 && len <= limit && !resp.headers.get("content-encoding")) ? len : 65536;
+    let buf = new Uint8Array(Math.min(cap, limit > 0 ? limit : cap)), n = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      let chunk = value;
+      if (limit > 0 && n + chunk.length > limit) {
+        chunk = chunk.subarray(0, limit - n);
+        truncated = true;
+      }
+      if (n + chunk.length > buf.length) {
+        const grown = new Uint8Array(Math.max(buf.length * 2, n + chunk.length));
+        grown.set(buf.subarray(0, n));
+        buf = grown;
+      }
+      buf.set(chunk, n);
+      n += chunk.length;
+      if (truncated) {
+        reader.cancel().catch(() => {});
+        break;
+      }
+    }
+    out = buf.subarray(0, n);
+  }
+  return { status: resp.status, headers: hdrs, body: out, truncated: truncated };
+};

@@ -1,0 +1,92 @@
+// Package fetch is the engine's one door to HTTP: a request with headers
+// and a body, a response whose body is read whole but never past a limit.
+// The native implementation is net/http (native.go); in the browser,
+// wasm/browser installs one built on the page's fetch(), so app.wasm does
+// not link Go's HTTP client stack (crypto/tls, x509, http2: ~4 MB).
+package fetch
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+)
+
+// Request is one HTTP request.
+type Request struct {
+	Method string // "" means GET
+	URL    string
+	Header map[string]string
+	Body   []byte
+	// Limit is the most body bytes read; a longer body is cut there and
+	// the response marked Truncated (the rest is never read).
+	Limit int64
+}
+
+// Response is a response with its body read.
+type Response struct {
+	Status    int
+	Header    map[string]string // keys in lower case
+	Body      []byte
+	Truncated bool
+}
+
+// Get returns a header's value (case-insensitive name).
+func (r *Response) Get(name string) string { return r.Header[strings.ToLower(name)] }
+
+// Doer performs requests. Errors are transport failures (no response, or a
+// body cut short); a timeout error has a Timeout() bool method that says so.
+type Doer interface {
+	Do(ctx context.Context, req *Request) (*Response, error)
+}
+
+// Default is the Doer used when none is given: net/http natively, the
+// browser's fetch once wasm/browser.Install has run.
+var Default Doer = missing{}
+
+// Or returns d, or Default when d is nil.
+func Or(d Doer) Doer {
+	if d != nil {
+		return d
+	}
+	return Default
+}
+
+type missing struct{}
+
+func (missing) Do(context.Context, *Request) (*Response, error) {
+	return nil, errors.New("fetch: no HTTP transport installed (in the browser, call browser.Install)")
+}
+
+// IsTimeout reports whether err says a deadline passed.
+func IsTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &t) && t.Timeout())
+}
+
+// TimeFormat is HTTP's date format (RFC 9110 IMF-fixdate), as in Retry-After.
+const TimeFormat = "Mon, 02 Jan 2006 15:04:05 GMT"
+
+// RetryAfter reads a Retry-After value (seconds or a date); 0 if absent or
+// malformed.
+func RetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	secs := 0
+	for _, c := range v {
+		if c < '0' || c > '9' || secs > 1e8 {
+			secs = -1
+			break
+		}
+		secs = secs*10 + int(c-'0')
+	}
+	if secs >= 0 {
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := time.Parse(TimeFormat, v); err == nil {
+		return max(0, t.Sub(now))
+	}
+	return 0
+}
