@@ -21,10 +21,13 @@ build:
 	$(SIMD) $(GO) build -o $(BIN) ./cmd/clefcheck
 
 # The browser app: app.wasm (same Go as the server, whose wasm_exec.js go-app
-# serves) and the static assets, in build/web.
+# serves), engine.wasm (the audit's Web Workers) and the static assets, in
+# build/web.
 wasm:
 	mkdir -p $(BUILD)/web
 	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags=-s -o $(BUILD)/web/app.wasm ./web/app
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags=-s -o $(BUILD)/web/engine.wasm ./web/worker
+	@echo "app.wasm $$(stat -c %s $(BUILD)/web/app.wasm) bytes ($$(gzip -9 -c $(BUILD)/web/app.wasm | wc -c) gzip), engine.wasm $$(stat -c %s $(BUILD)/web/engine.wasm) bytes ($$(gzip -9 -c $(BUILD)/web/engine.wasm | wc -c) gzip)"
 	cp -r public/. $(BUILD)/web/
 
 # The main job on the demo world: the site, with the demo world and its

@@ -33,6 +33,7 @@ type AuditPage struct {
 	Custom  *claims.Profile // a profile loaded from a file
 	Partial bool            // Res is the inventory of a running audit
 	PageNo  int
+	Engine  string // where the pairs were checked: "N workers" or "this page"
 	cancel  context.CancelFunc
 	started time.Time
 }
@@ -154,6 +155,7 @@ func (p *AuditPage) renderStatus() app.UI {
 			app.Div().Text(fmt.Sprintf("Auditing %s…", clip(p.Source, 120))),
 			app.Progress().Max(1).Value(fmt.Sprintf("%.4f", s.Fraction())),
 			app.Div().Class("muted").Text(s.String()),
+			app.If(p.Engine != "", func() app.UI { return app.Div().Class("muted").ID("engine").Text("Checking in " + p.Engine) }),
 		)
 	case "error":
 		return app.Div().Class("card error").ID("error").Text(clip(p.Err, 600))
@@ -194,6 +196,7 @@ func (p *AuditPage) renderResult() app.UI {
 			app.Span().Text(fmt.Sprintf(" %s — %d pairs (%d large, %d small), %d parameters, %s, r = %d, scaling %g, %s audit in %.2f s",
 				clip(s.Adapter, 80), s.Pairs, s.Large, s.Small, s.Parameters, progress.Bytes(s.Bytes), s.Rank, s.Scaling, s.Mode, s.Seconds)),
 			app.Div().Class("muted").Text(fmt.Sprintf("expected pairs from %s; report: %s; claims: %s", s.Expectations, orNone(s.Report), orNone(s.Claims))),
+			app.If(s.Kernel != "", func() app.UI { return app.Div().Class("muted").ID("kernel").Text("checked with the " + s.Kernel) }),
 			app.Div().Class("actions").Body(
 				app.Button().ID("download-json").Text("Download JSON").OnClick(func(ctx app.Context, e app.Event) {
 					data, _ := json.MarshalIndent(p.Res, "", "  ")
@@ -376,7 +379,7 @@ func (p *AuditPage) run(ctx app.Context, fsys fs.FS, what string) {
 		}
 	}
 	rctx, cancel := context.WithCancel(context.Background())
-	p.cancel, p.Status, p.Err, p.Res, p.Source, p.PageNo, p.Prog = cancel, "running", "", nil, what, 0, progress.Status{}
+	p.cancel, p.Status, p.Err, p.Res, p.Source, p.PageNo, p.Prog, p.Engine = cancel, "running", "", nil, what, 0, progress.Status{}, ""
 	quick, randomized := p.Mode == "quick", p.Mode == "randomized"
 	ctx.Async(func() {
 		yield := newYield()
@@ -395,7 +398,21 @@ func (p *AuditPage) run(ctx app.Context, fsys fs.FS, what string) {
 				return rctx.Err()
 			},
 		}
+		// The pairs go to Web Workers (engine.wasm), one per core, when the
+		// browser has them; the page only keeps the score.
+		started := 0
+		opt.Remote = auditRemote(fsys, opt, func(n int) {
+			started = n
+			ctx.Dispatch(func(ctx app.Context) { p.Engine = fmt.Sprintf("%d Web Workers", n) })
+		})
 		res, err := audit.Run(rctx, fsys, ".", opt)
+		if err != nil && opt.Remote != nil && started == 0 && rctx.Err() == nil {
+			// No worker could start (an old host without engine.wasm, a
+			// browser that refuses workers): check the pairs in the page.
+			ctx.Dispatch(func(ctx app.Context) { p.Engine = "this page (workers unavailable: " + clip(err.Error(), 200) + ")" })
+			opt.Remote = nil
+			res, err = audit.Run(rctx, fsys, ".", opt)
+		}
 		ctx.Dispatch(func(ctx app.Context) {
 			p.cancel = nil
 			if err != nil {
@@ -403,6 +420,9 @@ func (p *AuditPage) run(ctx app.Context, fsys fs.FS, what string) {
 				return
 			}
 			res.Summary.Adapter = what
+			if p.Engine != "" {
+				res.Summary.Kernel = strings.TrimSpace(res.Summary.Kernel + " kernel in " + p.Engine)
+			}
 			p.Res, p.Status, p.Partial = res, "done", false
 		})
 	})

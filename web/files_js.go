@@ -3,11 +3,17 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"io/fs"
+	"net/url"
 	"syscall/js"
 
+	"github.com/maxence-charriere/go-app/v10/pkg/app"
+
+	"github.com/kvit-s/clefcheck/wasm/audit"
 	"github.com/kvit-s/clefcheck/wasm/browser"
+	"github.com/kvit-s/clefcheck/wasm/source"
 )
 
 // pickedFiles returns the FileList stashed in the JS global name (by an
@@ -24,4 +30,27 @@ func pickedFiles(name string) (fs.FS, []string, error) {
 func newYield() func() error {
 	y := &browser.Yielder{}
 	return y.Yield
+}
+
+// auditRemote returns an audit.Options.Remote that checks the pairs in Web
+// Workers, or nil when they cannot be used for fsys here.
+func auditRemote(fsys fs.FS, opt audit.Options, onStart func(int)) func(context.Context, []audit.Job, func(int64)) ([]audit.Figures, error) {
+	if !browser.CanUseWorkers() {
+		return nil
+	}
+	spec, err := browser.SpecOf(opt)
+	if err != nil {
+		return nil
+	}
+	pool := &browser.AuditPool{N: browser.Workers(), Dir: ".", Spec: spec, OnStart: onStart,
+		WorkerURL: siteURL("web/worker.js") + "?v=" + url.QueryEscape(app.Getenv("GOAPP_VERSION"))}
+	switch f := fsys.(type) {
+	case *source.HTTP:
+		pool.URL, pool.Token = f.Base.String(), f.Token
+	case *browser.Files:
+		pool.Files = f
+	default:
+		return nil
+	}
+	return pool.Remote
 }

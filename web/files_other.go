@@ -3,8 +3,11 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"io/fs"
+
+	"github.com/kvit-s/clefcheck/wasm/audit"
 )
 
 // pickedFiles exists only in the browser.
@@ -13,3 +16,8 @@ func pickedFiles(string) (fs.FS, []string, error) {
 }
 
 func newYield() func() error { return nil }
+
+// auditRemote: there are no Web Workers outside the browser.
+func auditRemote(fs.FS, audit.Options, func(int)) func(context.Context, []audit.Job, func(int64)) ([]audit.Figures, error) {
+	return nil
+}

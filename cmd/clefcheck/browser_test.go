@@ -21,6 +21,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/kvit-s/clefcheck/wasm/audit"
+	"github.com/kvit-s/clefcheck/wasm/source"
 )
 
 func chromium(t *testing.T) string {
@@ -127,6 +130,10 @@ func TestBrowserAuditDemo(t *testing.T) {
 	if rows != 25 {
 		t.Errorf("%d rows in the first page of pairs, want 25", rows)
 	}
+	// The pairs were checked in Web Workers (engine.wasm), not in the page.
+	if k, _ := chromedp.Run(ctx, chromedp.Text("#kernel")); !strings.Contains(k, "Web Workers") {
+		t.Errorf("the pairs were not checked in workers: %q", k)
+	}
 	t.Logf("demo audit in the browser: PASS after %v", time.Since(start).Round(time.Millisecond))
 }
 
@@ -159,6 +166,10 @@ func TestBrowserTamperedFiles(t *testing.T) {
 	}
 	text, _ := waitText(wctx, "#findings", "config.invalid")
 	shot(t, ctx, "audit-tampered")
+	// Local files are posted to the workers, which read them in place.
+	if k, _ := chromedp.Run(ctx, chromedp.Text("#kernel")); !strings.Contains(k, "Web Workers") {
+		t.Errorf("the local files were not checked in workers: %q", k)
+	}
 	if !strings.Contains(text, "DoRA") {
 		t.Errorf("findings do not explain the DoRA config: %s", text)
 	}
@@ -317,7 +328,19 @@ func TestBrowserFullTwinTimings(t *testing.T) {
 		const f = (t) => { window.__gap = Math.max(window.__gap, t - last); last = t; requestAnimationFrame(f); }; requestAnimationFrame(f); return true })()`)); err != nil {
 		t.Fatal(err)
 	}
-	for _, mode := range []string{"quick", "randomized"} {
+	// The native engine on the same file in the same run, for the ratio.
+	nstart := time.Now()
+	nres, err := audit.Run(context.Background(), source.Dir(filepath.Join(full, "adapter")), ".", audit.Options{Quick: true})
+	if err != nil || nres.Verdict == "fail" {
+		t.Fatalf("native quick audit: %v %v", err, nres)
+	}
+	native := time.Since(nstart)
+	t.Logf("native quick audit of the twin: %v", native.Round(10*time.Millisecond))
+	modes := []string{"quick", "randomized"}
+	if os.Getenv("CLEFCHECK_EXACT") != "" {
+		modes = append(modes, "exact")
+	}
+	for _, mode := range modes {
 		if err := chromedp.Do(ctx,
 			chromedp.SetValue("#claims", "clef-lora-r256"), chromedp.SetValue("#mode", mode),
 			chromedp.SetValue("#adapter-url", twin.URL+"/twin/adapter"),
@@ -347,7 +370,11 @@ func TestBrowserFullTwinTimings(t *testing.T) {
 			}
 		}()
 		// The summary names the mode of the audit that produced it.
-		text, err := waitText(wctx, ".summary", mode+" audit in")
+		summaryMode := mode
+		if mode == "exact" {
+			summaryMode = "deep"
+		}
+		text, err := waitText(wctx, ".summary", summaryMode+" audit in")
 		if err == nil && !strings.Contains(text, "PASS") {
 			err = fmt.Errorf("verdict is not PASS")
 		}
@@ -359,7 +386,8 @@ func TestBrowserFullTwinTimings(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s audit of the twin: %q %v", mode, text, err)
 		}
-		t.Logf("browser %s audit of the 1.40 GB twin: %v wall, longest frame gap %.0f ms", mode, wall.Round(10*time.Millisecond), gap)
+		kernel, _ := chromedp.Run(ctx, chromedp.Text("#kernel"))
+		t.Logf("browser %s audit of the 1.40 GB twin: %v wall (%.1f× the native quick audit), longest frame gap %.0f ms; %s", mode, wall.Round(10*time.Millisecond), wall.Seconds()/native.Seconds(), gap, kernel)
 	}
 }
 

@@ -80,7 +80,7 @@ func newSiteHandler(webDir, worldDir string) (http.Handler, error) {
 			return nil, err
 		}
 	}
-	sum := sha256.Sum256(wasm)
+	sum := sha256.Sum256(append(wasm, readOptional(filepath.Join(webDir, "engine.wasm"))...))
 	web.Routes()
 	ah := web.Handler(hex.EncodeToString(sum[:8]), staticDir{Handler: http.StripPrefix("/web/", http.FileServer(http.Dir(webDir)))})
 	srv, _, err := newDecisionServer(worldDir, "", "", false)

@@ -87,7 +87,7 @@ func writeSite(out, prefix, webDir, worldDir string) error {
 			return err
 		}
 	}
-	sum := sha256.Sum256(wasm)
+	sum := sha256.Sum256(append(wasm, readOptional(filepath.Join(webDir, "engine.wasm"))...))
 	var res app.ResourceResolver = identity{}
 	if prefix != "" {
 		res = app.PrefixedLocation(prefix)
@@ -142,4 +142,10 @@ func copyTree(src, dst string, keep func(rel string) bool) error {
 		}
 		return writeFile(filepath.Join(dst, rel), data)
 	})
+}
+
+// readOptional is a file's content, or nothing if it cannot be read.
+func readOptional(name string) []byte {
+	b, _ := os.ReadFile(name)
+	return b
 }

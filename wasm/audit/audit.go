@@ -245,18 +245,49 @@ func prepare(fsys fs.FS, dir string, opt Options) (a *auditor, ok bool) {
 	return a, true
 }
 
-// CheckPairs is the remote side of Options.Remote: it opens the adapter in
-// dir of fsys with the same options, checks the values of the named pairs
-// (in this process, with opt.Workers goroutines) and sends each one's
-// figures to emit as it finishes. A module that is not a checkable pair of
-// this adapter is an error: both sides must be reading the same files.
-func CheckPairs(ctx context.Context, fsys fs.FS, dir string, opt Options, modules []string, emit func(Figures)) error {
-	opt.Remote, opt.OnInventory = nil, nil
+// Session is the remote side of Options.Remote: the adapter in dir of
+// fsys opened with the same options as the audit (its headers read and its
+// inventory made), ready to check pairs one at a time. The browser's audit
+// workers each hold one.
+type Session struct {
+	a  *auditor
+	st pairState
+}
+
+// Open prepares a Session; it fails if the adapter cannot be opened here.
+func Open(fsys fs.FS, dir string, opt Options) (*Session, error) {
+	opt.Remote, opt.OnInventory, opt.Progress = nil, nil, nil
 	a, ok := prepare(fsys, dir, opt)
 	if !ok {
-		return fmt.Errorf("the adapter cannot be opened here: %v", a.c.Findings)
+		return nil, fmt.Errorf("the adapter cannot be opened here: %v", a.c.Findings)
 	}
-	defer a.ck.Close()
+	return &Session{a: a}, nil
+}
+
+// Check checks one pair's values. A module that is not a checkable pair of
+// this adapter is an error: both sides must be reading the same files.
+func (s *Session) Check(module string) (Figures, error) {
+	m := s.a.byName[module]
+	if m == nil || m.Skipped != "" {
+		return Figures{}, fmt.Errorf("%s is not a checkable pair of this adapter", module)
+	}
+	fs := s.a.checkPair(&s.st, m, progress.NewMeter("", 0, nil))
+	return m.figures(fs), nil
+}
+
+// Close releases the adapter's files.
+func (s *Session) Close() error { return s.a.ck.Close() }
+
+// CheckPairs checks the named pairs with a Session and opt.Workers
+// goroutines, sending each one's figures to emit as it finishes.
+func CheckPairs(ctx context.Context, fsys fs.FS, dir string, opt Options, modules []string, emit func(Figures)) error {
+	progressFn := opt.Progress
+	sess, err := Open(fsys, dir, opt)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	a := sess.a
 	todo := make([]*Matrix, 0, len(modules))
 	for _, mod := range modules {
 		m := a.byName[mod]
@@ -265,8 +296,8 @@ func CheckPairs(ctx context.Context, fsys fs.FS, dir string, opt Options, module
 		}
 		todo = append(todo, m)
 	}
-	meter := progress.NewMeter("", 0, opt.Progress)
-	err := a.checkLocal(ctx, todo, meter, func(m *Matrix, fs []report.Finding) { emit(m.figures(fs)) })
+	meter := progress.NewMeter("", 0, progressFn)
+	err = a.checkLocal(ctx, todo, meter, func(m *Matrix, fs []report.Finding) { emit(m.figures(fs)) })
 	meter.Finish()
 	return err
 }

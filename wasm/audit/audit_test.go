@@ -219,6 +219,35 @@ func TestRemoteSameAsLocal(t *testing.T) {
 			t.Errorf("mode %s: remote reported %d bytes read, the pairs have %d", mode(opt), bytes, loc.Summary.Bytes)
 		}
 	}
+	// One Session checking pair by pair, as each browser worker does.
+	opt := Options{Claims: demoClaims(t), Randomized: true}
+	loc := run(t, dir, opt)
+	so := opt
+	so.Remote = func(ctx context.Context, jobs []Job, add func(int64)) ([]Figures, error) {
+		sess, err := Open(source.Dir(dir), ".", opt)
+		if err != nil {
+			return nil, err
+		}
+		defer sess.Close()
+		var out []Figures
+		for _, j := range jobs {
+			f, err := sess.Check(j.Module)
+			if err != nil {
+				return nil, err
+			}
+			add(j.Bytes)
+			out = append(out, f)
+		}
+		if _, err := sess.Check("nope"); err == nil {
+			t.Error("Session.Check accepted a module the adapter does not have")
+		}
+		return out, nil
+	}
+	rem := run(t, dir, so)
+	loc.Summary.Seconds, rem.Summary.Seconds = 0, 0
+	if lj, rj := fmt.Sprint(json.Marshal(loc)), fmt.Sprint(json.Marshal(rem)); lj != rj {
+		t.Errorf("session remote differs")
+	}
 	bad := Options{Claims: demoClaims(t), Quick: true}
 	bad.Remote = func(ctx context.Context, jobs []Job, add func(int64)) ([]Figures, error) {
 		return []Figures{{Module: jobs[0].Module}, {Module: jobs[0].Module}}, nil

@@ -95,9 +95,13 @@ func FromFileList(list js.Value) *Files {
 				name = parts[1]
 			}
 		}
-		fs.byName[path.Clean(name)] = NewFile(f, name)
+		fs.add(f, name)
 	}
 	return fs
+}
+
+func (fsys *Files) add(f js.Value, name string) {
+	fsys.byName[path.Clean(name)] = NewFile(f, name)
 }
 
 // Names lists the files, sorted.

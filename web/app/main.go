@@ -1,3 +1,5 @@
+//go:build js && wasm
+
 // Command app is clefcheck's browser entry point, compiled to app.wasm
 // (GOOS=js GOARCH=wasm). It imports no server code.
 package main

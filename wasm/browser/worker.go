@@ -1,0 +1,308 @@
+//go:build js && wasm
+
+package browser
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"syscall/js"
+
+	"github.com/kvit-s/clefcheck/wasm/audit"
+	"github.com/kvit-s/clefcheck/wasm/claims"
+	"github.com/kvit-s/clefcheck/wasm/source"
+)
+
+// The audit workers. The page's Go (app.wasm) checks nothing itself: it
+// starts Web Workers, each running engine.wasm (web/worker) through
+// worker.js, opens the same adapter in every one (a File can be posted to
+// a worker; a URL is read by range from each), and deals the pairs out one
+// at a time, largest first, to whichever worker is free. Go's wasm has no
+// threads: this is how the browser audit uses more than one core, and the
+// page itself never stalls.
+//
+// Messages, page → worker:
+//
+//	{op: "open", dir, spec, url, token} or {op: "open", dir, spec, files: [File], names: [string]}
+//	{op: "pair", module}
+//
+// worker → page:
+//
+//	{op: "ready"} once engine.wasm runs; {op: "opened"}; {op: "figures", module, json};
+//	{op: "error", msg} (the page then stops every worker).
+
+// AuditSpec is what a worker needs besides the files: the audit's mode and
+// claims, as JSON.
+type AuditSpec struct {
+	Quick      bool            `json:"quick"`
+	Randomized bool            `json:"randomized"`
+	Probes     int             `json:"probes,omitempty"`
+	Claims     json.RawMessage `json:"claims,omitempty"`
+}
+
+// SpecOf describes opt for the workers.
+func SpecOf(opt audit.Options) (string, error) {
+	s := AuditSpec{Quick: opt.Quick, Randomized: opt.Randomized, Probes: opt.Probes}
+	if opt.Claims != nil {
+		b, err := json.Marshal(opt.Claims)
+		if err != nil {
+			return "", err
+		}
+		s.Claims = b
+	}
+	b, err := json.Marshal(s)
+	return string(b), err
+}
+
+func (s *AuditSpec) options() (audit.Options, error) {
+	opt := audit.Options{Quick: s.Quick, Randomized: s.Randomized, Probes: s.Probes, Workers: 1}
+	if len(s.Claims) > 0 {
+		p, err := claims.Parse(s.Claims)
+		if err != nil {
+			return opt, err
+		}
+		opt.Claims = p
+	}
+	return opt, nil
+}
+
+// ServeAuditWorker runs in a worker (engine.wasm's main): it answers the
+// page's messages until the worker is terminated.
+func ServeAuditWorker() {
+	Install()
+	self := js.Global()
+	msgs := make(chan js.Value, 64)
+	handler := js.FuncOf(func(this js.Value, args []js.Value) any {
+		msgs <- args[0].Get("data")
+		return nil
+	})
+	self.Set("onmessage", handler)
+	// Messages that came before Go was running were queued by worker.js.
+	if q := self.Get("clefcheckQueue"); q.Truthy() {
+		for i := 0; i < q.Length(); i++ {
+			msgs <- q.Index(i).Get("data")
+		}
+		self.Delete("clefcheckQueue")
+	}
+	post := func(kv ...any) {
+		o := js.Global().Get("Object").New()
+		for i := 0; i+1 < len(kv); i += 2 {
+			o.Set(kv[i].(string), kv[i+1])
+		}
+		self.Call("postMessage", o)
+	}
+	post("op", "ready")
+	var sess *audit.Session
+	for m := range msgs {
+		switch m.Get("op").String() {
+		case "open":
+			s, err := openSession(m)
+			if err != nil {
+				post("op", "error", "msg", err.Error())
+				continue
+			}
+			if sess != nil {
+				sess.Close()
+			}
+			sess = s
+			post("op", "opened")
+		case "pair":
+			mod := m.Get("module").String()
+			if sess == nil {
+				post("op", "error", "msg", "pair before open")
+				continue
+			}
+			f, err := sess.Check(mod)
+			if err != nil {
+				post("op", "error", "msg", err.Error())
+				continue
+			}
+			b, err := json.Marshal(f)
+			if err != nil {
+				post("op", "error", "msg", fmt.Sprintf("%s: %v", mod, err))
+				continue
+			}
+			post("op", "figures", "module", mod, "json", string(b))
+		}
+	}
+}
+
+func openSession(m js.Value) (*audit.Session, error) {
+	var spec AuditSpec
+	if err := json.Unmarshal([]byte(m.Get("spec").String()), &spec); err != nil {
+		return nil, fmt.Errorf("audit spec: %v", err)
+	}
+	opt, err := spec.options()
+	if err != nil {
+		return nil, err
+	}
+	var fsys fs.FS
+	switch {
+	case m.Get("url").Truthy():
+		h, err := source.NewHTTP(m.Get("url").String())
+		if err != nil {
+			return nil, err
+		}
+		if t := m.Get("token"); t.Truthy() {
+			h.Token = t.String()
+		}
+		fsys = h
+	case m.Get("files").Truthy():
+		files, names := m.Get("files"), m.Get("names")
+		if files.Length() != names.Length() {
+			return nil, errors.New("files and names differ in number")
+		}
+		f := &Files{byName: map[string]*File{}}
+		for i := 0; i < files.Length(); i++ {
+			f.add(files.Index(i), names.Index(i).String())
+		}
+		fsys = f
+	default:
+		return nil, errors.New("open: neither a URL nor files")
+	}
+	return audit.Open(fsys, m.Get("dir").String(), opt)
+}
+
+// AuditPool is the page's side: Remote is an audit.Options.Remote that
+// runs the pairs in N workers started from WorkerURL.
+type AuditPool struct {
+	N         int
+	WorkerURL string
+	Dir       string
+	Spec      string
+	// The adapter: a base URL (with an optional token), or local files.
+	URL, Token string
+	Files      *Files
+	// OnStart, when set, is told how many workers started.
+	OnStart func(n int)
+}
+
+// Workers is how many audit workers suit this browser: one per core the
+// browser reports, at least one, at most eight.
+func Workers() int {
+	n := js.Global().Get("navigator").Get("hardwareConcurrency")
+	if n.Type() != js.TypeNumber {
+		return 2
+	}
+	return min(8, max(1, n.Int()))
+}
+
+// CanUseWorkers reports whether Web Workers exist here.
+func CanUseWorkers() bool { return js.Global().Get("Worker").Type() == js.TypeFunction }
+
+type workerMsg struct {
+	w int
+	v js.Value
+}
+
+// Remote checks the jobs in the workers.
+func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64)) ([]audit.Figures, error) {
+	n := min(max(1, p.N), max(1, len(jobs)))
+	msgs := make(chan workerMsg, 4*n)
+	workers := make([]js.Value, n)
+	var funcs []js.Func
+	defer func() {
+		for _, w := range workers {
+			if w.Truthy() {
+				w.Call("terminate")
+			}
+		}
+		for _, f := range funcs {
+			f.Release()
+		}
+	}()
+	for i := range workers {
+		i := i
+		w := js.Global().Get("Worker").New(p.WorkerURL)
+		onMsg := js.FuncOf(func(this js.Value, args []js.Value) any {
+			msgs <- workerMsg{i, args[0].Get("data")}
+			return nil
+		})
+		onErr := js.FuncOf(func(this js.Value, args []js.Value) any {
+			msg := "the audit worker failed to start"
+			if m := args[0].Get("message"); m.Truthy() {
+				msg += ": " + m.String()
+			}
+			o := js.Global().Get("Object").New()
+			o.Set("op", "error")
+			o.Set("msg", msg+" ("+p.WorkerURL+")")
+			msgs <- workerMsg{i, o}
+			return nil
+		})
+		funcs = append(funcs, onMsg, onErr)
+		w.Set("onmessage", onMsg)
+		w.Set("onerror", onErr)
+		workers[i] = w
+	}
+	open := js.Global().Get("Object").New()
+	open.Set("op", "open")
+	open.Set("dir", p.Dir)
+	open.Set("spec", p.Spec)
+	if p.Files != nil {
+		files, names := js.Global().Get("Array").New(), js.Global().Get("Array").New()
+		for _, name := range p.Files.Names() {
+			files.Call("push", p.Files.byName[name].v)
+			names.Call("push", name)
+		}
+		open.Set("files", files)
+		open.Set("names", names)
+	} else {
+		open.Set("url", p.URL)
+		if p.Token != "" {
+			open.Set("token", p.Token)
+		}
+	}
+	busy := make([]string, n) // the pair each worker holds
+	next := 0
+	out := make([]audit.Figures, 0, len(jobs))
+	bytes := map[string]int64{}
+	for _, j := range jobs {
+		bytes[j.Module] = j.Bytes
+	}
+	give := func(w int) {
+		if next < len(jobs) {
+			busy[w] = jobs[next].Module
+			o := js.Global().Get("Object").New()
+			o.Set("op", "pair")
+			o.Set("module", jobs[next].Module)
+			workers[w].Call("postMessage", o)
+			next++
+		} else {
+			busy[w] = ""
+		}
+	}
+	started := 0
+	for len(out) < len(jobs) {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case m := <-msgs:
+			switch m.v.Get("op").String() {
+			case "ready":
+				workers[m.w].Call("postMessage", open)
+			case "opened":
+				started++
+				if p.OnStart != nil {
+					p.OnStart(started)
+				}
+				give(m.w)
+			case "figures":
+				var f audit.Figures
+				if err := json.Unmarshal([]byte(m.v.Get("json").String()), &f); err != nil {
+					return nil, fmt.Errorf("worker %d: %v", m.w, err)
+				}
+				if f.Module != busy[m.w] {
+					return nil, fmt.Errorf("worker %d answered for %s, it was given %s", m.w, f.Module, busy[m.w])
+				}
+				add(bytes[f.Module])
+				out = append(out, f)
+				give(m.w)
+			case "error":
+				return nil, fmt.Errorf("audit worker %d: %s", m.w+1, m.v.Get("msg").String())
+			}
+		}
+	}
+	return out, nil
+}
