@@ -256,8 +256,8 @@ func TestProbeAgainstExact(t *testing.T) {
 			if p.BoundA < na || p.BoundB < nb {
 				t.Fatalf("%+v seed %d: bounds %g %g below the exact ‖F‖₂ %g %g", c, seed, p.BoundA, p.BoundB, na, nb)
 			}
-			// E‖F²Z‖²_F = k·‖F²‖²_F ≤ k·‖F‖⁴_F: B is about (k/t)^¼·‖F‖_F ≈ 3.2·‖F‖_F
-			// at most, far less for a noise-like F of large r.
+			// E‖F^qZ‖²_F = k·‖F^q‖²_F ≤ k·‖F‖^2q_F: B is about (k/t)^(1/2q)·‖F‖_F
+			// ≈ 2.9·‖F‖_F at most, far less for a noise-like F of large r.
 			if p.BoundA > 4*offFro(ga) || p.BoundB > 4*offFro(gb) {
 				t.Errorf("%+v seed %d: bounds %g %g, over 4·‖F‖_F %g %g", c, seed, p.BoundA, p.BoundB, offFro(ga), offFro(gb))
 			}
@@ -409,7 +409,7 @@ func TestProbeBoundHolds(t *testing.T) {
 	if worst < 1 {
 		t.Errorf("the bound fell below ‖F‖₂ (ratio %.3f)", worst)
 	}
-	if lim := math.Pow(40/chi2Quantile(k, ProbeDelta), 0.25); loosest > lim {
-		t.Errorf("bound up to %.2f·‖F‖₂, above (χ²₈ ≤ 40 / t)^¼ = %.2f", loosest, lim)
+	if lim := math.Pow(40/chi2Quantile(k, ProbeDelta), 1/(2.0*PowerSteps)); loosest > lim {
+		t.Errorf("bound up to %.2f·‖F‖₂, above (χ²_k ≤ 40 / t)^(1/2q) = %.2f", loosest, lim)
 	}
 }
