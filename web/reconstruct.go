@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"math"
@@ -31,9 +32,13 @@ type ReconstructPage struct {
 	Block    *rebuild.Block
 	Rebuild  *rebuild.Result
 	Prog     string
+	Source   string // what the adapter is, for the report
+	CkSource string // what the checkpoints are
 	adapter  fs.FS
 	base     fs.FS
 	tuned    fs.FS
+	// Local checkpoint files picked so far (both are needed).
+	pickedBase, pickedTuned fs.FS
 }
 
 func (p *ReconstructPage) OnInit() {
@@ -48,6 +53,8 @@ func (p *ReconstructPage) Render() app.UI {
 			app.Button().ID("recon-demo").Class("primary").Text("Load the demo world").OnClick(p.onDemo).Disabled(p.Status == "loading" || p.Status == "running"),
 			app.Input().ID("recon-url").Type("url").Placeholder("adapter URL (…/resolve/main)").Value(p.URL).OnChange(p.ValueTo(&p.URL)),
 			app.Button().ID("recon-open").Text("Open URL").OnClick(p.onURL),
+			app.Label().Class("file").Body(app.Text("or local adapter files "),
+				app.Input().ID("recon-adapter-files").Type("file").Multiple(true).OnChange(p.onAdapterFiles)),
 		),
 		app.If(len(p.Modules) > 0, func() app.UI {
 			return app.Div().Class("card controls").Body(
@@ -63,6 +70,10 @@ func (p *ReconstructPage) Render() app.UI {
 				app.Input().ID("recon-base").Type("url").Placeholder("base checkpoint URL").Value(p.BaseURL).OnChange(p.ValueTo(&p.BaseURL)),
 				app.Input().ID("recon-tuned").Type("url").Placeholder("tuned checkpoint URL").Value(p.TunedURL).OnChange(p.ValueTo(&p.TunedURL)),
 				app.Button().ID("recon-checkpoints").Text("Use these checkpoints").OnClick(p.onCheckpoints),
+				app.Label().Class("file").Body(app.Text("or local base files (shards + index) "),
+					app.Input().ID("recon-base-files").Type("file").Multiple(true).OnChange(p.onCheckpointFiles(&p.pickedBase))),
+				app.Label().Class("file").Body(app.Text("local tuned files "),
+					app.Input().ID("recon-tuned-files").Type("file").Multiple(true).OnChange(p.onCheckpointFiles(&p.pickedTuned))),
 				app.If(p.base != nil, func() app.UI {
 					return app.Button().ID("recon-rebuild").Text("Rebuild check (base + s·B·A vs tuned)").OnClick(p.onRebuild).Disabled(p.Status == "running")
 				}),
@@ -70,9 +81,62 @@ func (p *ReconstructPage) Render() app.UI {
 		}),
 		app.If(p.Status == "error", func() app.UI { return app.Div().Class("card error").ID("error").Text(clip(p.Err, 600)) }),
 		app.If(p.Status == "running" || p.Status == "loading", func() app.UI { return app.Div().Class("card").Text(p.Prog) }),
+		app.If(p.Block != nil || p.Rebuild != nil, func() app.UI {
+			return app.Div().Class("card actions").Body(
+				app.Button().ID("recon-download-json").Text("Download JSON").OnClick(func(ctx app.Context, e app.Event) {
+					download("clefcheck-reconstruct.json", "application/json", p.reportJSON())
+				}),
+				app.Button().ID("recon-download-md").Text("Download Markdown").OnClick(func(ctx app.Context, e app.Event) {
+					download("clefcheck-reconstruct.md", "text/markdown", []byte(reconstructMarkdown(p.Source, p.CkSource, p.Block, p.Rebuild)))
+				}),
+			)
+		}),
 		app.If(p.Block != nil, func() app.UI { return p.renderBlock() }),
 		app.If(p.Rebuild != nil, func() app.UI { return p.renderRebuild() }),
 	)
+}
+
+// reconstructReport is the page's JSON report: the sampled block and the
+// rebuild check, the latter in the schema of clefcheck rebuild --json.
+type reconstructReport struct {
+	Adapter     string          `json:"adapter"`
+	Checkpoints string          `json:"checkpoints,omitempty"`
+	Block       *rebuild.Block  `json:"block,omitempty"`
+	Rebuild     *rebuild.Result `json:"rebuild,omitempty"`
+}
+
+func (p *ReconstructPage) reportJSON() []byte {
+	b, err := json.MarshalIndent(reconstructReport{Adapter: p.Source, Checkpoints: p.CkSource, Block: p.Block, Rebuild: p.Rebuild}, "", "  ")
+	if err != nil {
+		return []byte(fmt.Sprintf(`{"error": %q}`, err.Error()))
+	}
+	return b
+}
+
+// reconstructMarkdown renders the block's statistics and the rebuild check.
+func reconstructMarkdown(adapter, checkpoints string, b *rebuild.Block, r *rebuild.Result) string {
+	var sb strings.Builder
+	esc := func(x string) string { return strings.ReplaceAll(strings.ReplaceAll(x, "|", "\\|"), "\n", " ") }
+	fmt.Fprintf(&sb, "# clefcheck reconstruct: %s\n\n", esc(adapter))
+	if b != nil {
+		fmt.Fprintf(&sb, "## Block of s·B·A\n\n%s (%d × %d, s = %g): rows %d–%d, columns %d–%d\n\n| min | max | mean | rms |\n|---|---|---|---|\n| %.6g | %.6g | %.6g | %.6g |\n\n",
+			esc(b.Module), b.Out, b.In, b.Scaling, b.Row0, b.Row0+b.Rows-1, b.Col0, b.Col0+b.Cols-1, b.Min, b.Max, b.Mean, b.RMS)
+	}
+	if r != nil {
+		fmt.Fprintf(&sb, "## Rebuild check: %s\n\nCheckpoints: %s. %d tensors compared, %d differ; %d modules rebuilt.\n\n", strings.ToUpper(r.Verdict), esc(checkpoints), r.Compared, len(r.Differing), len(r.Matrices))
+		if len(r.Findings) > 0 {
+			sb.WriteString("| severity | code | subject | message |\n|---|---|---|---|\n")
+			for _, f := range r.Findings {
+				fmt.Fprintf(&sb, "| %s | `%s` | %s | %s |\n", f.Severity, f.Code, esc(f.Subject), esc(f.Message))
+			}
+			sb.WriteString("\n")
+		}
+		sb.WriteString("| module | out × in | residual / noise | rebuilt rel. error |\n|---|---|---|---|\n")
+		for _, m := range r.Matrices {
+			fmt.Fprintf(&sb, "| %s | %d × %d | %.4f | %.4g%% |\n", esc(m.Module), m.Out, m.In, m.ResidualToNoise, 100*m.RebuiltRelError)
+		}
+	}
+	return sb.String()
 }
 
 func (p *ReconstructPage) renderBlock() app.UI {
@@ -141,7 +205,38 @@ func (p *ReconstructPage) onDemo(ctx app.Context, e app.Event) {
 		p.Status, p.Err = "error", err.Error()
 		return
 	}
+	p.Source, p.CkSource = "the demo world's adapter", "the demo world's base and tuned checkpoints"
 	p.open(ctx, ad, base, tuned)
+}
+
+// onAdapterFiles opens adapter files picked from the disk (read in place).
+func (p *ReconstructPage) onAdapterFiles(ctx app.Context, e app.Event) {
+	app.Window().Set("__clefcheckReconFiles", ctx.JSSrc().Get("files"))
+	fsys, names, err := pickedFiles("__clefcheckReconFiles")
+	if err != nil {
+		p.Status, p.Err = "error", err.Error()
+		return
+	}
+	p.Source = fmt.Sprintf("%d local files (%s)", len(names), clip(strings.Join(names, ", "), 100))
+	p.open(ctx, fsys, nil, nil)
+}
+
+// onCheckpointFiles keeps local checkpoint files (one model.safetensors, or
+// shards with model.safetensors.index.json) for base or tuned; once both
+// are picked they are opened like checkpoint URLs.
+func (p *ReconstructPage) onCheckpointFiles(dst *fs.FS) app.EventHandler {
+	return func(ctx app.Context, e app.Event) {
+		app.Window().Set("__clefcheckCkFiles", ctx.JSSrc().Get("files"))
+		fsys, _, err := pickedFiles("__clefcheckCkFiles")
+		if err != nil {
+			p.Status, p.Err = "error", err.Error()
+			return
+		}
+		*dst = fsys
+		if p.pickedBase != nil && p.pickedTuned != nil {
+			p.useCheckpoints(ctx, p.pickedBase, p.pickedTuned, "local base and tuned files")
+		}
+	}
 }
 
 func (p *ReconstructPage) onURL(ctx app.Context, e app.Event) {
@@ -149,6 +244,7 @@ func (p *ReconstructPage) onURL(ctx app.Context, e app.Event) {
 	if err == nil {
 		var h *source.HTTP
 		if h, err = source.NewHTTP(u); err == nil {
+			p.Source = u
 			p.open(ctx, h, nil, nil)
 			return
 		}
@@ -219,10 +315,16 @@ func (p *ReconstructPage) onCheckpoints(ctx app.Context, e app.Event) {
 			return
 		}
 	}
+	p.useCheckpoints(ctx, hs[0], hs[1], p.BaseURL+" and "+p.TunedURL)
+}
+
+// useCheckpoints checks that base and tuned open as checkpoints (headers
+// only) and keeps them for the rebuild check.
+func (p *ReconstructPage) useCheckpoints(ctx app.Context, base, tuned fs.FS, what string) {
 	p.Status, p.Prog = "loading", "reading the checkpoints' headers…"
 	ctx.Async(func() {
 		var err error
-		for _, h := range hs {
+		for _, h := range []fs.FS{base, tuned} {
 			var ck *safetensors.Checkpoint
 			if ck, err = safetensors.OpenCheckpoint(h, ".", "model"); err != nil {
 				break
@@ -234,7 +336,7 @@ func (p *ReconstructPage) onCheckpoints(ctx app.Context, e app.Event) {
 				p.Status, p.Err = "error", "checkpoints: "+err.Error()
 				return
 			}
-			p.base, p.tuned, p.Status = hs[0], hs[1], "ready"
+			p.base, p.tuned, p.CkSource, p.Status = base, tuned, what, "ready"
 		})
 	})
 }

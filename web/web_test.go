@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/kvit-s/clefcheck/wasm/audit"
 	"github.com/kvit-s/clefcheck/wasm/compare"
+	"github.com/kvit-s/clefcheck/wasm/rebuild"
 	"github.com/kvit-s/clefcheck/wasm/report"
 )
 
@@ -113,5 +115,32 @@ func TestReportsMarkdown(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("decisions markdown lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+func TestReconstructReports(t *testing.T) {
+	b := &rebuild.Block{Module: "m|x", Out: 8, In: 6, Row0: 2, Col0: 1, Rows: 2, Cols: 2, Scaling: 2, Values: []float64{1, -1, 0.5, 0}, Min: -1, Max: 1, Mean: 0.125, RMS: 0.75}
+	r := &rebuild.Result{Verdict: "fail", Compared: 10, Differing: []string{"a", "b"},
+		Findings: []report.Finding{{Code: report.RebuildError, Severity: report.Fail, Subject: "m", Message: "residual 3.1 × noise"}},
+		Matrices: []*rebuild.Matrix{{Module: "m", Out: 8, In: 6, ResidualToNoise: 3.1, RebuiltRelError: 0.0123}}}
+	md := reconstructMarkdown("the demo", "local files", b, r)
+	for _, want := range []string{"# clefcheck reconstruct: the demo", `m\|x (8 × 6, s = 2): rows 2–3, columns 1–2`, "| -1 | 1 | 0.125 | 0.75 |",
+		"## Rebuild check: FAIL", "10 tensors compared, 2 differ; 1 modules rebuilt", "`" + report.RebuildError + "`", "| m | 8 × 6 | 3.1000 | 1.23% |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("reconstruct markdown lacks %q:\n%s", want, md)
+		}
+	}
+	// Either part alone.
+	if md := reconstructMarkdown("x", "", b, nil); strings.Contains(md, "Rebuild") || !strings.Contains(md, "Block") {
+		t.Errorf("block only:\n%s", md)
+	}
+	p := &ReconstructPage{Source: "the demo", Block: b, Rebuild: r}
+	var back struct {
+		Adapter string
+		Block   rebuild.Block
+		Rebuild rebuild.Result
+	}
+	if err := json.Unmarshal(p.reportJSON(), &back); err != nil || back.Adapter != "the demo" || back.Block.RMS != 0.75 || back.Rebuild.Matrices[0].RebuiltRelError != 0.0123 {
+		t.Errorf("JSON report: %v %+v", err, back)
 	}
 }

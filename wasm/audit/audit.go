@@ -20,6 +20,7 @@
 package audit
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -27,6 +28,7 @@ import (
 	"math"
 	"path"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -87,10 +89,15 @@ type Options struct {
 	Remote func(ctx context.Context, pairs []Job, add func(int64)) ([]Figures, error)
 }
 
-// Job is a pair whose values are to be checked.
+// Job is a pair whose values are to be checked, and where its factors
+// are: the file and the span from the first factor's first byte to the
+// last one's end (a remote checker reading by range can group neighbours).
 type Job struct {
 	Module string `json:"module"`
 	Bytes  int64  `json:"bytes"`
+	File   string `json:"file"`
+	Begin  int64  `json:"begin"`
+	End    int64  `json:"end"`
 }
 
 // Figures are what checking one pair's values finds: the fields of Matrix
@@ -109,6 +116,41 @@ type Figures struct {
 	SigmaBound *float64         `json:"sigma_bound,omitempty"`
 	Skipped    string           `json:"skipped,omitempty"`
 	Findings   []report.Finding `json:"findings,omitempty"`
+}
+
+// Segments groups the jobs in file order into runs of neighbours of about
+// size bytes (a job without a location is a run of its own), biggest runs
+// first.
+func Segments(jobs []Job, size int64) [][]Job {
+	sorted := slices.Clone(jobs)
+	slices.SortStableFunc(sorted, func(a, b Job) int {
+		if c := strings.Compare(a.File, b.File); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Begin, b.Begin)
+	})
+	var out [][]Job
+	var cur []Job
+	var span int64
+	for _, j := range sorted {
+		if len(cur) > 0 && (j.File == "" || j.File != cur[0].File || span+j.Bytes > size) {
+			out = append(out, cur)
+			cur, span = nil, 0
+		}
+		cur = append(cur, j)
+		span += j.Bytes
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	weight := func(s []Job) (w int64) {
+		for _, j := range s {
+			w += j.Bytes
+		}
+		return w
+	}
+	slices.SortStableFunc(out, func(a, b []Job) int { return cmp.Compare(weight(b), weight(a)) })
+	return out
 }
 
 func (m *Matrix) figures(fs []report.Finding) Figures {
@@ -675,9 +717,13 @@ func (a *auditor) checkRemote(ctx context.Context, todo []*Matrix, meter *progre
 	jobs := make([]Job, len(todo))
 	want := map[string]*Matrix{}
 	for i, m := range todo {
-		ta, _, _ := a.ck.Tensor(m.keyA)
-		tb, _, _ := a.ck.Tensor(m.keyB)
-		jobs[i] = Job{Module: m.Module, Bytes: ta.Bytes() + tb.Bytes()}
+		ta, ra, _ := a.ck.Tensor(m.keyA)
+		tb, rb, _ := a.ck.Tensor(m.keyB)
+		jobs[i] = Job{Module: m.Module, Bytes: ta.Bytes() + tb.Bytes(), File: ra.Name,
+			Begin: min(ta.Offset, tb.Offset), End: max(ta.Offset+ta.Bytes(), tb.Offset+tb.Bytes())}
+		if ra != rb { // the factors in different shards: no span
+			jobs[i].File, jobs[i].Begin, jobs[i].End = "", 0, 0
+		}
 		want[m.Module] = m
 	}
 	figs, err := a.opt.Remote(ctx, jobs, meter.Add)

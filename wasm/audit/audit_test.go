@@ -15,8 +15,8 @@ import (
 
 	"github.com/kvit-s/clefcheck/wasm/claims"
 	"github.com/kvit-s/clefcheck/wasm/dtype"
-	"github.com/kvit-s/clefcheck/wasm/rebuild"
 	"github.com/kvit-s/clefcheck/wasm/progress"
+	"github.com/kvit-s/clefcheck/wasm/rebuild"
 	"github.com/kvit-s/clefcheck/wasm/report"
 	"github.com/kvit-s/clefcheck/wasm/safetensors"
 	"github.com/kvit-s/clefcheck/wasm/source"

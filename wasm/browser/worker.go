@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"syscall/js"
 
 	"github.com/kvit-s/clefcheck/wasm/audit"
@@ -26,7 +27,7 @@ import (
 // Messages, page → worker:
 //
 //	{op: "open", dir, spec, url, token} or {op: "open", dir, spec, files: [File], names: [string]}
-//	{op: "pair", module}
+//	{op: "pairs", modules: [module]} (neighbours in the file, checked in order)
 //
 // worker → page:
 //
@@ -108,23 +109,26 @@ func ServeAuditWorker() {
 			}
 			sess = s
 			post("op", "opened")
-		case "pair":
-			mod := m.Get("module").String()
+		case "pairs":
 			if sess == nil {
-				post("op", "error", "msg", "pair before open")
+				post("op", "error", "msg", "pairs before open")
 				continue
 			}
-			f, err := sess.Check(mod)
-			if err != nil {
-				post("op", "error", "msg", err.Error())
-				continue
+			mods := m.Get("modules")
+			for i := 0; i < mods.Length(); i++ {
+				mod := mods.Index(i).String()
+				f, err := sess.Check(mod)
+				if err != nil {
+					post("op", "error", "msg", err.Error())
+					break
+				}
+				b, err := json.Marshal(f)
+				if err != nil {
+					post("op", "error", "msg", fmt.Sprintf("%s: %v", mod, err))
+					break
+				}
+				post("op", "figures", "module", mod, "json", string(b))
 			}
-			b, err := json.Marshal(f)
-			if err != nil {
-				post("op", "error", "msg", fmt.Sprintf("%s: %v", mod, err))
-				continue
-			}
-			post("op", "figures", "module", mod, "json", string(b))
 		}
 	}
 }
@@ -145,6 +149,7 @@ func openSession(m js.Value) (*audit.Session, error) {
 		if err != nil {
 			return nil, err
 		}
+		h.ReadAhead = readAhead
 		if t := m.Get("token"); t.Truthy() {
 			h.Token = t.String()
 		}
@@ -179,18 +184,27 @@ type AuditPool struct {
 	OnStart func(n int)
 }
 
-// Workers is how many audit workers suit this browser: one per core the
-// browser reports, at least one, at most eight.
+// Workers is how many audit workers suit this browser: two per core the
+// browser reports (while one waits for its bytes, the other computes: a
+// worker busy in wasm does not drain its own downloads), at most eight.
 func Workers() int {
 	n := js.Global().Get("navigator").Get("hardwareConcurrency")
 	if n.Type() != js.TypeNumber {
-		return 2
+		return 4
 	}
-	return min(8, max(1, n.Int()))
+	return min(8, max(2, 2*n.Int()))
 }
 
 // CanUseWorkers reports whether Web Workers exist here.
 func CanUseWorkers() bool { return js.Global().Get("Worker").Type() == js.TypeFunction }
+
+// segmentBytes is about how much of the file one deal covers; readAhead
+// is the HTTP read-ahead window of a worker (its memory, with the decoded
+// factors, stays under ~100 MB).
+const (
+	segmentBytes = 32 << 20
+	readAhead    = 32 << 20
+)
 
 type workerMsg struct {
 	w int
@@ -254,7 +268,12 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 			open.Set("token", p.Token)
 		}
 	}
-	busy := make([]string, n) // the pair each worker holds
+	// Deal neighbouring pairs together, in file order, in segments of about
+	// segmentBytes (with read-ahead a worker then fetches each segment in
+	// one or two large range requests), biggest segments first.
+	segs := audit.Segments(jobs, segmentBytes)
+	busy := make([][]string, n) // the pairs each worker holds
+	pending := make([]int, n)
 	next := 0
 	out := make([]audit.Figures, 0, len(jobs))
 	bytes := map[string]int64{}
@@ -262,15 +281,19 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 		bytes[j.Module] = j.Bytes
 	}
 	give := func(w int) {
-		if next < len(jobs) {
-			busy[w] = jobs[next].Module
+		busy[w] = nil
+		if next < len(segs) {
+			mods := js.Global().Get("Array").New()
+			for _, j := range segs[next] {
+				mods.Call("push", j.Module)
+				busy[w] = append(busy[w], j.Module)
+			}
 			o := js.Global().Get("Object").New()
-			o.Set("op", "pair")
-			o.Set("module", jobs[next].Module)
+			o.Set("op", "pairs")
+			o.Set("modules", mods)
 			workers[w].Call("postMessage", o)
+			pending[w] = len(segs[next])
 			next++
-		} else {
-			busy[w] = ""
 		}
 	}
 	started := 0
@@ -293,12 +316,15 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 				if err := json.Unmarshal([]byte(m.v.Get("json").String()), &f); err != nil {
 					return nil, fmt.Errorf("worker %d: %v", m.w, err)
 				}
-				if f.Module != busy[m.w] {
-					return nil, fmt.Errorf("worker %d answered for %s, it was given %s", m.w, f.Module, busy[m.w])
+				if !slices.Contains(busy[m.w], f.Module) {
+					return nil, fmt.Errorf("worker %d answered for %s, which it was not given", m.w+1, f.Module)
 				}
+				busy[m.w] = slices.DeleteFunc(busy[m.w], func(s string) bool { return s == f.Module })
 				add(bytes[f.Module])
 				out = append(out, f)
-				give(m.w)
+				if pending[m.w]--; pending[m.w] == 0 {
+					give(m.w)
+				}
 			case "error":
 				return nil, fmt.Errorf("audit worker %d: %s", m.w+1, m.v.Get("msg").String())
 			}

@@ -29,7 +29,12 @@ type HTTP struct {
 	// (the safetensors header usually fits): one request for the size and
 	// the header together.
 	FirstChunk int
-	Ctx        context.Context
+	// ReadAhead, when positive, makes a large read fetch at least this many
+	// bytes and keep them (one window per file): sequential tensor reads
+	// then cost one request per window, not one each. The browser's audit
+	// workers, which read neighbouring pairs, set it.
+	ReadAhead int64
+	Ctx       context.Context
 }
 
 // NewHTTP parses base, which must be an http(s) URL; a trailing slash is
@@ -101,6 +106,9 @@ type httpFile struct {
 	cmu    sync.Mutex
 	chunks map[int64][]byte
 	order  []int64
+	// The read-ahead window: bytes [winOff, winOff+len(win)).
+	win    []byte
+	winOff int64
 }
 
 // ChunkSize is the read-ahead unit for small reads; reads of at least this
@@ -203,10 +211,21 @@ func (f *httpFile) ReadAt(p []byte, off int64) (int, error) {
 	switch {
 	case off+want <= int64(len(f.head)):
 		copy(p, f.head[off:off+want])
+	case f.fromWindow(p[:want], off):
 	case want < ChunkSize:
 		if err := f.fromChunks(p[:want], off); err != nil {
 			return 0, err
 		}
+	case f.h.ReadAhead > want:
+		n := min(f.h.ReadAhead, f.size-off)
+		data, _, err := f.get(off, n)
+		if err != nil {
+			return 0, err
+		}
+		copy(p, data)
+		f.cmu.Lock()
+		f.win, f.winOff = data, off
+		f.cmu.Unlock()
 	default:
 		data, _, err := f.get(off, want)
 		if err != nil {
@@ -218,6 +237,17 @@ func (f *httpFile) ReadAt(p []byte, off int64) (int, error) {
 		return int(want), io.EOF
 	}
 	return int(want), nil
+}
+
+// fromWindow fills p from the read-ahead window if it holds all of it.
+func (f *httpFile) fromWindow(p []byte, off int64) bool {
+	f.cmu.Lock()
+	defer f.cmu.Unlock()
+	if f.win == nil || off < f.winOff || off+int64(len(p)) > f.winOff+int64(len(f.win)) {
+		return false
+	}
+	copy(p, f.win[off-f.winOff:])
+	return true
 }
 
 // fromChunks fills p from the chunks covering [off, off+len(p)).

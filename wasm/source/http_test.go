@@ -1,8 +1,10 @@
 package source_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/kvit-s/clefcheck/wasm/audit"
 	"github.com/kvit-s/clefcheck/wasm/claims"
@@ -98,6 +101,46 @@ func TestHTTPWithoutRange(t *testing.T) {
 	for _, bad := range []string{"ftp://x/", "javascript:alert(1)", "/relative"} {
 		if _, err := source.NewHTTP(bad); err == nil {
 			t.Errorf("%s accepted", bad)
+		}
+	}
+}
+
+// TestHTTPReadAhead: with a read-ahead window, sequential large reads of
+// a file cost one request per window, and return the file's bytes.
+func TestHTTPReadAhead(t *testing.T) {
+	data := make([]byte, 10<<20)
+	for i := range data {
+		data[i] = byte(i * 7 >> 3)
+	}
+	var requests atomic.Int32
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		http.ServeContent(w, r, "f.bin", time.Time{}, bytes.NewReader(data))
+	}))
+	defer hs.Close()
+	for _, ahead := range []int64{0, 4 << 20} {
+		h, _ := source.NewHTTP(hs.URL)
+		h.ReadAhead = ahead
+		f, err := h.Open("f.bin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		requests.Store(0)
+		buf := make([]byte, 1<<20+333) // above ChunkSize: not served from the small-read chunks
+		ra := f.(io.ReaderAt)
+		for off := int64(0); off < int64(len(data)); off += int64(len(buf)) {
+			n, err := ra.ReadAt(buf, off)
+			if (err != nil && err != io.EOF) || !bytes.Equal(buf[:n], data[off:off+int64(n)]) {
+				t.Fatalf("ahead %d: bytes at %d differ (%v)", ahead, off, err)
+			}
+		}
+		reads := (len(data) + len(buf) - 1) / len(buf)
+		want := reads
+		if ahead > 0 {
+			want = int((int64(len(data)) + ahead - 1) / ahead) // windows, plus at most one per window boundary
+		}
+		if got := int(requests.Load()); got > want+want/2+1 || (ahead > 0 && got >= reads) {
+			t.Errorf("ahead %d: %d requests for %d reads (want about %d)", ahead, got, reads, want)
 		}
 	}
 }
