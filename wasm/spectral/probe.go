@@ -187,12 +187,7 @@ func gramApply(x []float32, rows, r, k int, w []float32, y []float64, yield func
 		clear(acc)
 		end := min(rows, i0+probeFlush)
 		i := i0
-		switch k {
-		case 8:
-			for ; i+1 < end; i += 2 {
-				apply8x2(x[i*r:i*r+r], x[(i+1)*r:(i+1)*r+r], w, acc)
-			}
-		case 4:
+		if k == 4 {
 			for ; i+1 < end; i += 2 {
 				apply4x2(x[i*r:i*r+r], x[(i+1)*r:(i+1)*r+r], w, acc)
 			}
@@ -223,48 +218,9 @@ func gramApply(x []float32, rows, r, k int, w []float32, y []float64, yield func
 	}
 }
 
-// apply8x2 adds x1 ⊗ (x1·w) + x2 ⊗ (x2·w) to acc for k = 8, with the
-// sixteen dot products in locals (wasm has no SIMD in Go: this is the
-// hot loop of the browser's randomized audit).
-func apply8x2(x1, x2 []float32, w, acc []float32) {
-	var a0, a1, a2, a3, a4, a5, a6, a7 float32
-	var b0, b1, b2, b3, b4, b5, b6, b7 float32
-	x2 = x2[:len(x1)]
-	for c, p := range x1 {
-		q := x2[c]
-		wc := (*[8]float32)(w[c*8:])
-		a0 += p * wc[0]
-		a1 += p * wc[1]
-		a2 += p * wc[2]
-		a3 += p * wc[3]
-		a4 += p * wc[4]
-		a5 += p * wc[5]
-		a6 += p * wc[6]
-		a7 += p * wc[7]
-		b0 += q * wc[0]
-		b1 += q * wc[1]
-		b2 += q * wc[2]
-		b3 += q * wc[3]
-		b4 += q * wc[4]
-		b5 += q * wc[5]
-		b6 += q * wc[6]
-		b7 += q * wc[7]
-	}
-	for c, p := range x1 {
-		q := x2[c]
-		ac := (*[8]float32)(acc[c*8:])
-		ac[0] += p*a0 + q*b0
-		ac[1] += p*a1 + q*b1
-		ac[2] += p*a2 + q*b2
-		ac[3] += p*a3 + q*b3
-		ac[4] += p*a4 + q*b4
-		ac[5] += p*a5 + q*b5
-		ac[6] += p*a6 + q*b6
-		ac[7] += p*a7 + q*b7
-	}
-}
-
-// apply4x2 is apply8x2 for k = 4.
+// apply4x2 adds x1 ⊗ (x1·w) + x2 ⊗ (x2·w) to acc for k = 4, with the
+// eight dot products in locals (Go's wasm has no SIMD: this is the hot
+// loop of the browser's randomized audit; other k take the plain loop).
 func apply4x2(x1, x2 []float32, w, acc []float32) {
 	var a0, a1, a2, a3, b0, b1, b2, b3 float32
 	x2 = x2[:len(x1)]
