@@ -213,6 +213,9 @@ type workerMsg struct {
 
 // Remote checks the jobs in the workers.
 func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64)) ([]audit.Figures, error) {
+	if len(jobs) == 0 {
+		return nil, nil
+	}
 	n := min(max(1, p.N), max(1, len(jobs)))
 	msgs := make(chan workerMsg, 4*n)
 	workers := make([]js.Value, n)
