@@ -398,7 +398,7 @@ func (p *AuditPage) run(ctx app.Context, fsys fs.FS, what string) {
 				return rctx.Err()
 			},
 		}
-		// The pairs go to Web Workers (engine.wasm), one per core, when the
+		// The pairs go to Web Workers (engine.wasm), two per core, when the
 		// browser has them; the page only keeps the score.
 		started := 0
 		opt.Remote = auditRemote(fsys, opt, func(n int) {

@@ -81,8 +81,8 @@ type Options struct {
 	// let the page breathe. An error returned between pairs cancels.
 	Yield func() error
 	// Remote, when set, checks the pairs' values elsewhere instead of in
-	// this process: the browser hands them to Web Workers, each running
-	// CheckPairs on its share. It gets the pairs largest first, must call
+	// this process: the browser hands them to Web Workers, each holding a
+	// Session on the same files. It gets the pairs largest first, must call
 	// add with the bytes read as it goes, and returns one Figures per pair
 	// (any order). Everything else (inventory, report, claims, verdict)
 	// stays here.
@@ -90,19 +90,19 @@ type Options struct {
 }
 
 // Job is a pair whose values are to be checked, and where its factors
-// are: the file and the span from the first factor's first byte to the
-// last one's end (a remote checker reading by range can group neighbours).
+// are: the file and the offset of the first factor's first byte (a remote
+// checker reading by range can group neighbours, see Segments). File is
+// empty when the two factors are in different shards.
 type Job struct {
 	Module string `json:"module"`
 	Bytes  int64  `json:"bytes"`
-	File   string `json:"file"`
+	File   string `json:"file,omitempty"`
 	Begin  int64  `json:"begin"`
-	End    int64  `json:"end"`
 }
 
 // Figures are what checking one pair's values finds: the fields of Matrix
 // filled from the tensors, and the pair's findings. A remote checker sends
-// them back as JSON (non-finite values as null).
+// them back as JSON (non-finite values as −1, as in Matrix's JSON).
 type Figures struct {
 	Module     string           `json:"module"`
 	NormA      float64          `json:"norm_a"`
@@ -719,10 +719,9 @@ func (a *auditor) checkRemote(ctx context.Context, todo []*Matrix, meter *progre
 	for i, m := range todo {
 		ta, ra, _ := a.ck.Tensor(m.keyA)
 		tb, rb, _ := a.ck.Tensor(m.keyB)
-		jobs[i] = Job{Module: m.Module, Bytes: ta.Bytes() + tb.Bytes(), File: ra.Name,
-			Begin: min(ta.Offset, tb.Offset), End: max(ta.Offset+ta.Bytes(), tb.Offset+tb.Bytes())}
-		if ra != rb { // the factors in different shards: no span
-			jobs[i].File, jobs[i].Begin, jobs[i].End = "", 0, 0
+		jobs[i] = Job{Module: m.Module, Bytes: ta.Bytes() + tb.Bytes()}
+		if ra == rb {
+			jobs[i].File, jobs[i].Begin = ra.Name, min(ta.Offset, tb.Offset)
 		}
 		want[m.Module] = m
 	}
