@@ -7,5 +7,8 @@ self.clefcheckQueue = [];
 self.onmessage = (e) => self.clefcheckQueue.push(e); // until Go takes over
 const go = new Go();
 WebAssembly.instantiateStreaming(fetch("engine.wasm" + self.location.search), go.importObject)
-  .then((r) => go.run(r.instance))
+  .then((r) => {
+    self.clefcheckMem = r.instance.exports.mem; // for the SIMD kernel (wasm/browser/simd.go)
+    go.run(r.instance);
+  })
   .catch((err) => self.postMessage({ op: "error", msg: "engine.wasm: " + err }));

@@ -196,7 +196,7 @@ func (p *AuditPage) renderResult() app.UI {
 			app.Span().Text(fmt.Sprintf(" %s — %d pairs (%d large, %d small), %d parameters, %s, r = %d, scaling %g, %s audit in %.2f s",
 				clip(s.Adapter, 80), s.Pairs, s.Large, s.Small, s.Parameters, progress.Bytes(s.Bytes), s.Rank, s.Scaling, s.Mode, s.Seconds)),
 			app.Div().Class("muted").Text(fmt.Sprintf("expected pairs from %s; report: %s; claims: %s", s.Expectations, orNone(s.Report), orNone(s.Claims))),
-			app.If(s.Kernel != "", func() app.UI { return app.Div().Class("muted").ID("kernel").Text("checked with the " + s.Kernel) }),
+			app.If(s.Kernel != "", func() app.UI { return app.Div().Class("muted").ID("kernel").Text("computed: " + s.Kernel) }),
 			app.Div().Class("actions").Body(
 				app.Button().ID("download-json").Text("Download JSON").OnClick(func(ctx app.Context, e app.Event) {
 					data, _ := json.MarshalIndent(p.Res, "", "  ")
@@ -400,9 +400,9 @@ func (p *AuditPage) run(ctx app.Context, fsys fs.FS, what string) {
 		}
 		// The pairs go to Web Workers (engine.wasm), two per core, when the
 		// browser has them; the page only keeps the score.
-		started := 0
-		opt.Remote = auditRemote(fsys, opt, func(n int) {
-			started = n
+		started, kernel := 0, ""
+		opt.Remote = auditRemote(fsys, opt, func(n int, k string) {
+			started, kernel = n, k
 			ctx.Dispatch(func(ctx app.Context) { p.Engine = fmt.Sprintf("%d Web Workers", n) })
 		})
 		res, err := audit.Run(rctx, fsys, ".", opt)
@@ -420,8 +420,10 @@ func (p *AuditPage) run(ctx app.Context, fsys fs.FS, what string) {
 				return
 			}
 			res.Summary.Adapter = what
-			if p.Engine != "" {
-				res.Summary.Kernel = strings.TrimSpace(res.Summary.Kernel + " kernel in " + p.Engine)
+			if started > 0 {
+				res.Summary.Kernel = strings.TrimPrefix(kernel+"; ", "; ") + "in " + p.Engine
+			} else if p.Engine != "" {
+				res.Summary.Kernel = strings.TrimPrefix(res.Summary.Kernel+"; ", "; ") + "in " + p.Engine
 			}
 			p.Res, p.Status, p.Partial = res, "done", false
 		})

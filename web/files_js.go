@@ -34,7 +34,7 @@ func newYield() func() error {
 
 // auditRemote returns an audit.Options.Remote that checks the pairs in Web
 // Workers, or nil when they cannot be used for fsys here.
-func auditRemote(fsys fs.FS, opt audit.Options, onStart func(int)) func(context.Context, []audit.Job, func(int64)) ([]audit.Figures, error) {
+func auditRemote(fsys fs.FS, opt audit.Options, onStart func(int, string)) func(context.Context, []audit.Job, func(int64)) ([]audit.Figures, error) {
 	if !browser.CanUseWorkers() {
 		return nil
 	}

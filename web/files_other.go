@@ -18,6 +18,6 @@ func pickedFiles(string) (fs.FS, []string, error) {
 func newYield() func() error { return nil }
 
 // auditRemote: there are no Web Workers outside the browser.
-func auditRemote(fs.FS, audit.Options, func(int)) func(context.Context, []audit.Job, func(int64)) ([]audit.Figures, error) {
+func auditRemote(fs.FS, audit.Options, func(int, string)) func(context.Context, []audit.Job, func(int64)) ([]audit.Figures, error) {
 	return nil
 }

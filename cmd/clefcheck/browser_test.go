@@ -130,9 +130,11 @@ func TestBrowserAuditDemo(t *testing.T) {
 	if rows != 25 {
 		t.Errorf("%d rows in the first page of pairs, want 25", rows)
 	}
-	// The pairs were checked in Web Workers (engine.wasm), not in the page.
-	if k, _ := chromedp.Run(ctx, chromedp.Text("#kernel")); !strings.Contains(k, "Web Workers") {
-		t.Errorf("the pairs were not checked in workers: %q", k)
+	// The pairs were checked in Web Workers (engine.wasm), not in the page,
+	// with the SIMD probe kernel (which each worker checks against the
+	// portable loop before using it).
+	if k, _ := chromedp.Run(ctx, chromedp.Text("#kernel")); !strings.Contains(k, "Web Workers") || !strings.Contains(k, "probes wasm-simd") {
+		t.Errorf("the pairs were not checked in workers with the SIMD kernel: %q", k)
 	}
 	t.Logf("demo audit in the browser: PASS after %v", time.Since(start).Round(time.Millisecond))
 }

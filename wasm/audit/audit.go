@@ -263,7 +263,7 @@ func prepare(fsys fs.FS, dir string, opt Options) (a *auditor, ok bool) {
 	case opt.Quick:
 		a.res.Summary.Mode = "quick"
 	case opt.Randomized:
-		a.res.Summary.Mode, a.res.Summary.Kernel = "randomized", spectral.Kernel()
+		a.res.Summary.Mode, a.res.Summary.Kernel = "randomized", "probes "+spectral.ProbeKernel()+", grams "+spectral.Kernel()
 	default:
 		a.res.Summary.Kernel = spectral.Kernel()
 	}
@@ -319,6 +319,9 @@ func (s *Session) Check(module string) (Figures, error) {
 
 // Close releases the adapter's files.
 func (s *Session) Close() error { return s.a.ck.Close() }
+
+// Kernel names the kernels this session computes with (Summary.Kernel).
+func (s *Session) Kernel() string { return s.a.res.Summary.Kernel }
 
 // CheckPairs checks the named pairs with a Session and opt.Workers
 // goroutines, sending each one's figures to emit as it finishes.

@@ -31,7 +31,9 @@ import (
 //
 // worker → page:
 //
-//	{op: "ready"} once engine.wasm runs; {op: "opened"}; {op: "figures", module, json};
+//	{op: "ready", simd_error} once engine.wasm runs (simd_error says why the
+//	SIMD kernel is not in use, if it is not); {op: "opened", kernel};
+//	{op: "figures", module, json};
 //	{op: "error", msg} (the page then stops every worker).
 
 // AuditSpec is what a worker needs besides the files: the audit's mode and
@@ -94,7 +96,11 @@ func ServeAuditWorker() {
 		}
 		self.Call("postMessage", o)
 	}
-	post("op", "ready")
+	simdErr := ""
+	if err := InstallSIMD(); err != nil {
+		simdErr = err.Error()
+	}
+	post("op", "ready", "simd_error", simdErr)
 	var sess *audit.Session
 	for m := range msgs {
 		switch m.Get("op").String() {
@@ -108,7 +114,7 @@ func ServeAuditWorker() {
 				sess.Close()
 			}
 			sess = s
-			post("op", "opened")
+			post("op", "opened", "kernel", s.Kernel())
 		case "pairs":
 			if sess == nil {
 				post("op", "error", "msg", "pairs before open")
@@ -180,19 +186,21 @@ type AuditPool struct {
 	// The adapter: a base URL (with an optional token), or local files.
 	URL, Token string
 	Files      *Files
-	// OnStart, when set, is told how many workers started.
-	OnStart func(n int)
+	// OnStart, when set, is told how many workers started, and the
+	// kernels they compute with (audit.Summary.Kernel; "" in quick mode).
+	OnStart func(n int, kernel string)
 }
 
-// Workers is how many audit workers suit this browser: two per core the
-// browser reports (while one waits for its bytes, the other computes: a
-// worker busy in wasm does not drain its own downloads), at most eight.
+// Workers is how many audit workers suit this browser: one per core the
+// browser reports (at least two, so that one computes while the other
+// waits for its bytes; at most eight). More than the cores starves the
+// page's own thread: frames then come late.
 func Workers() int {
 	n := js.Global().Get("navigator").Get("hardwareConcurrency")
 	if n.Type() != js.TypeNumber {
-		return 4
+		return 2
 	}
-	return min(8, max(2, 2*n.Int()))
+	return min(8, max(2, n.Int()))
 }
 
 // CanUseWorkers reports whether Web Workers exist here.
@@ -311,7 +319,7 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 			case "opened":
 				started++
 				if p.OnStart != nil {
-					p.OnStart(started)
+					p.OnStart(started, m.v.Get("kernel").String())
 				}
 				give(m.w)
 			case "figures":

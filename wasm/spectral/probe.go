@@ -187,6 +187,10 @@ func gramApply(x []float32, rows, r, k int, w []float32, y []float64, yield func
 		clear(acc)
 		end := min(rows, i0+probeFlush)
 		i := i0
+		if k == 4 && probeKernel != nil && r > 0 {
+			probeKernel(x[i0*r:end*r], end-i0, r, w, acc)
+			i = end
+		}
 		if k == 4 {
 			for ; i+1 < end; i += 2 {
 				apply4x2(x[i*r:i*r+r], x[(i+1)*r:(i+1)*r+r], w, acc)
@@ -214,6 +218,50 @@ func gramApply(x []float32, rows, r, k int, w []float32, y []float64, yield func
 		}
 		if yield != nil {
 			yield()
+		}
+	}
+}
+
+// ProbeKernel4 is the probes' inner loop for k = 4: acc (r × 4) += Σ over
+// the rows x of X (rows × r) of x ⊗ (x·w), w r × 4, all float32 row-major.
+type ProbeKernel4 func(x []float32, rows, r int, w, acc []float32)
+
+var (
+	probeKernel     ProbeKernel4
+	probeKernelName = "go"
+)
+
+// SetProbeKernel installs a faster inner loop for the probes (the browser's
+// audit workers install a WebAssembly SIMD one, after checking it against
+// ApplyPortable); nil restores the portable loop.
+func SetProbeKernel(name string, f ProbeKernel4) {
+	probeKernel, probeKernelName = f, name
+	if f == nil {
+		probeKernelName = "go"
+	}
+}
+
+// ProbeKernel names the probes' inner loop in use.
+func ProbeKernel() string { return probeKernelName }
+
+// ApplyPortable is the portable ProbeKernel4, one row at a time: the
+// reference an installed kernel is checked against.
+func ApplyPortable(x []float32, rows, r int, w, acc []float32) {
+	u := make([]float32, 4)
+	for i := 0; i < rows; i++ {
+		row := x[i*r : i*r+r]
+		clear(u)
+		for c, xc := range row {
+			wc := w[c*4 : c*4+4]
+			for j := range u {
+				u[j] += xc * wc[j]
+			}
+		}
+		for c, xc := range row {
+			ac := acc[c*4 : c*4+4]
+			for j := range ac {
+				ac[j] += xc * u[j]
+			}
 		}
 	}
 }

@@ -413,3 +413,30 @@ func TestProbeBoundHolds(t *testing.T) {
 		t.Errorf("bound up to %.2f·‖F‖₂, above (χ²_k ≤ 40 / t)^(1/2q) = %.2f", loosest, lim)
 	}
 }
+
+// TestProbeKernelHook: an installed kernel is used for k = 4 (here the
+// portable reference itself, counted), gives the same bounds, and nil
+// restores the built-in loop.
+func TestProbeKernelHook(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	a, b := svdForm(rng, 32, 700, 400)
+	at := transposed(a, 32, 400)
+	want := Probe(at, b, 32, 400, 700, 1, 0, 1, nil)
+	calls := 0
+	SetProbeKernel("counted", func(x []float32, rows, r int, w, acc []float32) {
+		calls++
+		ApplyPortable(x, rows, r, w, acc)
+	})
+	defer SetProbeKernel("", nil)
+	got := Probe(at, b, 32, 400, 700, 1, 0, 1, nil)
+	if calls == 0 || ProbeKernel() != "counted" {
+		t.Fatalf("the installed kernel was not used (%d calls, %q)", calls, ProbeKernel())
+	}
+	if math.Abs(got.BoundA-want.BoundA) > 1e-4*want.BoundA || math.Abs(got.BoundB-want.BoundB) > 1e-4*want.BoundB {
+		t.Errorf("bounds %g %g with the kernel, %g %g without", got.BoundA, got.BoundB, want.BoundA, want.BoundB)
+	}
+	SetProbeKernel("", nil)
+	if ProbeKernel() != "go" {
+		t.Errorf("kernel %q after reset", ProbeKernel())
+	}
+}
