@@ -136,6 +136,15 @@ func TestBrowserAuditDemo(t *testing.T) {
 	if k, _ := chromedp.Run(ctx, chromedp.Text("#kernel")); !strings.Contains(k, "Web Workers") || !strings.Contains(k, "probes wasm-simd") {
 		t.Errorf("the pairs were not checked in workers with the SIMD kernel: %q", k)
 	}
+	// The quick audit scans with the SIMD kernel too.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const m = document.querySelector("#mode"); m.value = "quick"; m.dispatchEvent(new Event("change")); return true })()`)); err != nil {
+		t.Fatal(err)
+	}
+	jsClick(t, ctx, "#load-demo")
+	k, err := waitText(wctx, "#kernel", "scan wasm-simd")
+	if err != nil || !strings.Contains(k, "scan wasm-simd") || !strings.Contains(k, "Web Workers") {
+		t.Errorf("quick audit: %q %v", k, err)
+	}
 	t.Logf("demo audit in the browser: PASS after %v", time.Since(start).Round(time.Millisecond))
 }
 
@@ -327,7 +336,9 @@ func TestBrowserFullTwinTimings(t *testing.T) {
 	}
 	// A frame-gap recorder.
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { window.__gap = 0; let last = performance.now();
-		const f = (t) => { window.__gap = Math.max(window.__gap, t - last); last = t; requestAnimationFrame(f); }; requestAnimationFrame(f); return true })()`)); err != nil {
+		const f = (t) => { window.__gap = Math.max(window.__gap, t - last); last = t; requestAnimationFrame(f); }; requestAnimationFrame(f);
+		window.__long = []; new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__long.push([Math.round(e.startTime - (window.__t0 || 0)), Math.round(e.duration)]); }).observe({type: "longtask"});
+		return true })()`)); err != nil {
 		t.Fatal(err)
 	}
 	// The native engine on the same file in the same run, for the ratio.
@@ -353,7 +364,7 @@ func TestBrowserFullTwinTimings(t *testing.T) {
 		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`["#claims","#mode","#adapter-url"].forEach(s => document.querySelector(s).dispatchEvent(new Event("change"))) || true`)); err != nil {
 			t.Fatal(err)
 		}
-		chromedp.Run(ctx, chromedp.Evaluate[bool](`(window.__gap = 0, true)`))
+		chromedp.Run(ctx, chromedp.Evaluate[bool](`(window.__gap = 0, window.__long = [], window.__t0 = performance.now(), true)`))
 		start := time.Now()
 		if err := chromedp.Do(ctx, chromedp.Click("#open-url")); err != nil {
 			t.Fatal(err)
@@ -398,6 +409,9 @@ func TestBrowserFullTwinTimings(t *testing.T) {
 			t.Fatalf("%s audit of the twin: %q %v", mode, text, err)
 		}
 		kernel, _ := chromedp.Run(ctx, chromedp.Text("#kernel"))
+		// The page's long tasks (over 50 ms): [start ms after the click, duration ms].
+		long, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(window.__long.sort((a, b) => b[1] - a[1]).slice(0, 8))`))
+		t.Logf("%s: the page's longest tasks [start, ms]: %s", mode, long)
 		t.Logf("browser %s audit of the 1.40 GB twin: %v wall (%.1f× the native quick audit), longest frame gap %.0f ms; %s", mode, wall.Round(10*time.Millisecond), wall.Seconds()/native.Seconds(), gap, kernel)
 	}
 }

@@ -261,14 +261,16 @@ func prepare(fsys fs.FS, dir string, opt Options) (a *auditor, ok bool) {
 	a = &auditor{opt: opt, res: &Result{Summary: Summary{Adapter: dir, DTypes: map[string]int{}, Mode: "deep"}}}
 	switch {
 	case opt.Quick:
-		a.res.Summary.Mode = "quick"
+		a.res.Summary.Mode, a.res.Summary.Kernel = "quick", "scan "+scanKernelName
 	case opt.Randomized:
 		a.res.Summary.Mode, a.res.Summary.Kernel = "randomized", "probes "+spectral.ProbeKernel()+", grams "+spectral.Kernel()
 	default:
 		a.res.Summary.Kernel = spectral.Kernel()
 	}
 	a.loadConfig(fsys, dir)
+	a.yield()
 	ck, err := safetensors.OpenCheckpoint(fsys, dir, "adapter_model")
+	a.yield()
 	if err != nil {
 		a.c.Findings = append(a.c.Findings, report.FindingsOf(err, path.Join(dir, "adapter_model.safetensors"))...)
 		return a, false
@@ -279,6 +281,7 @@ func prepare(fsys fs.FS, dir string, opt Options) (a *auditor, ok bool) {
 	}
 	a.res.Summary.Sharded = ck.Index != nil
 	a.loadReport(fsys, dir)
+	a.yield()
 	if opt.Claims != nil {
 		a.res.Summary.Claims = opt.Claims.Name
 		a.c.Findings = append(a.c.Findings, opt.Claims.Check()...)
@@ -357,6 +360,13 @@ type auditor struct {
 	byName map[string]*Matrix
 }
 
+// yield lets the page breathe (Options.Yield) in long single-threaded work.
+func (a *auditor) yield() {
+	if a.opt.Yield != nil {
+		a.opt.Yield()
+	}
+}
+
 func (a *auditor) finish() *Result {
 	a.res.Findings, a.res.Verdict = a.c.Finish()
 	return a.res
@@ -415,7 +425,7 @@ func (a *auditor) loadReport(fsys fs.FS, dir string) {
 		a.c.Findings = append(a.c.Findings, report.FindingsOf(err, name)...)
 		return
 	}
-	rep, err := extraction.Parse(data, name)
+	rep, err := extraction.ParseYield(data, name, a.yield)
 	if err != nil {
 		a.c.Findings = append(a.c.Findings, report.FindingsOf(err, name)...)
 		return
@@ -918,7 +928,39 @@ func sumSquares(x []float32) float64 {
 
 // scanBF16 is scan's fast path: exponent test for non-finite values, and
 // squares summed in float32 over 256 values, then in float64.
+// ScanKernel is a faster scanBF16 for the bulk of a tensor: n a multiple
+// of 8 elements. The browser's audit workers install a WebAssembly SIMD one
+// (wasm/browser), after checking it against ScanBF16.
+type ScanKernel func(b []byte) (nonfinite int, sumsq float64)
+
+var (
+	scanKernel     ScanKernel
+	scanKernelName = "go"
+)
+
+// SetScanKernel installs k for bf16 scans (nil: the portable loop).
+func SetScanKernel(name string, k ScanKernel) {
+	scanKernel, scanKernelName = k, name
+	if k == nil {
+		scanKernelName = "go"
+	}
+}
+
+// ScanBF16 counts the non-finite values of bf16 data and sums the squares
+// of the others (float32 sums of 256 values added in float64).
+func ScanBF16(b []byte) (nonfinite int, sumsq float64) { return scanBF16Portable(b) }
+
 func scanBF16(b []byte) (nonfinite int, sumsq float64) {
+	if scanKernel != nil && len(b) >= 16 {
+		bulk := len(b) / 16 * 16
+		nf, ss := scanKernel(b[:bulk])
+		nf2, ss2 := scanBF16Portable(b[bulk:])
+		return nf + nf2, ss + ss2
+	}
+	return scanBF16Portable(b)
+}
+
+func scanBF16Portable(b []byte) (nonfinite int, sumsq float64) {
 	n := len(b) / 2
 	for i0 := 0; i0 < n; i0 += 256 {
 		end := min(n, i0+256)

@@ -597,3 +597,28 @@ func TestInventoryFirst(t *testing.T) {
 		t.Fatalf("verdict %s", res.Verdict)
 	}
 }
+
+// TestScanKernelHook: an installed bf16 scan is used by the quick audit
+// (here the portable one, counted) with the same result, and reported.
+func TestScanKernelHook(t *testing.T) {
+	dir := filepath.Join(worldDir, world.AdapterDir)
+	want := run(t, dir, Options{Quick: true})
+	calls := 0
+	SetScanKernel("counted", func(b []byte) (int, float64) {
+		if len(b)%16 != 0 {
+			t.Errorf("the kernel got %d bytes, not whole vectors", len(b))
+		}
+		calls++
+		return ScanBF16(b)
+	})
+	defer SetScanKernel("", nil)
+	got := run(t, dir, Options{Quick: true})
+	if calls == 0 || got.Summary.Kernel != "scan counted" || got.Verdict != want.Verdict {
+		t.Fatalf("%d calls, kernel %q, verdict %s (want %s)", calls, got.Summary.Kernel, got.Verdict, want.Verdict)
+	}
+	for i, m := range got.Matrices {
+		if w := want.Matrices[i]; math.Abs(m.NormA-w.NormA) > 1e-12*w.NormA || m.Nonfinite != w.Nonfinite {
+			t.Fatalf("%s: ‖A‖ %g, want %g", m.Module, m.NormA, w.NormA)
+		}
+	}
+}

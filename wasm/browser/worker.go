@@ -307,7 +307,7 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 			next++
 		}
 	}
-	started := 0
+	started, simdErr := 0, ""
 	for len(out) < len(jobs) {
 		select {
 		case <-ctx.Done():
@@ -315,11 +315,18 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 		case m := <-msgs:
 			switch m.v.Get("op").String() {
 			case "ready":
+				if e := m.v.Get("simd_error"); e.Truthy() && simdErr == "" {
+					simdErr = e.String()
+				}
 				workers[m.w].Call("postMessage", open)
 			case "opened":
 				started++
 				if p.OnStart != nil {
-					p.OnStart(started, m.v.Get("kernel").String())
+					k := m.v.Get("kernel").String()
+					if simdErr != "" {
+						k += " (no SIMD: " + simdErr + ")"
+					}
+					p.OnStart(started, k)
 				}
 				give(m.w)
 			case "figures":

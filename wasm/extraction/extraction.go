@@ -45,14 +45,41 @@ type Matrix struct {
 
 // Parse reads a report. A wrong format string or malformed JSON is
 // report.mismatch-coded (the report cannot be used); a module listed twice too.
-func Parse(data []byte, name string) (*Report, error) {
+func Parse(data []byte, name string) (*Report, error) { return ParseYield(data, name, nil) }
+
+// ParseYield is Parse, calling yield (when not nil) after each matrix: the
+// real report is ~1.2 MB of numbers, 100–200 ms of decoding in a browser's
+// wasm, which must not be one long task.
+func ParseYield(data []byte, name string, yield func()) (*Report, error) {
 	bad := func(format string, a ...any) error {
 		return &report.Error{Code: report.ReportMismatch, Subject: name, Msg: fmt.Sprintf(format, a...)}
 	}
-	var r Report
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&r); err != nil {
+	// The matrices are decoded one by one, the rest as usual.
+	type head Report
+	var h struct {
+		head
+		Matrices json.RawMessage `json:"matrices"`
+	}
+	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&h); err != nil {
 		return nil, bad("not a readable extraction report: %v", err)
+	}
+	r := Report(h.head)
+	if len(h.Matrices) > 0 && string(h.Matrices) != "null" {
+		dec := json.NewDecoder(bytes.NewReader(h.Matrices))
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+			return nil, bad("not a readable extraction report: matrices is not an array")
+		}
+		r.Matrices = []Matrix{}
+		for dec.More() {
+			var m Matrix
+			if err := dec.Decode(&m); err != nil {
+				return nil, bad("not a readable extraction report: matrix %d: %v", len(r.Matrices), err)
+			}
+			r.Matrices = append(r.Matrices, m)
+			if yield != nil {
+				yield()
+			}
+		}
 	}
 	if r.Format != Format {
 		return nil, bad("format is %q, want %q", r.Format, Format)
