@@ -926,8 +926,6 @@ func sumSquares(x []float32) float64 {
 	return s
 }
 
-// scanBF16 is scan's fast path: exponent test for non-finite values, and
-// squares summed in float32 over 256 values, then in float64.
 // ScanKernel is a faster scanBF16 for the bulk of a tensor: n a multiple
 // of 8 elements. The browser's audit workers install a WebAssembly SIMD one
 // (wasm/browser), after checking it against ScanBF16.
@@ -950,6 +948,8 @@ func SetScanKernel(name string, k ScanKernel) {
 // of the others (float32 sums of 256 values added in float64).
 func ScanBF16(b []byte) (nonfinite int, sumsq float64) { return scanBF16Portable(b) }
 
+// scanBF16 is scan's fast path: the installed kernel for whole vectors of
+// 8 values, the portable loop for the rest.
 func scanBF16(b []byte) (nonfinite int, sumsq float64) {
 	if scanKernel != nil && len(b) >= 16 {
 		bulk := len(b) / 16 * 16
@@ -960,6 +960,8 @@ func scanBF16(b []byte) (nonfinite int, sumsq float64) {
 	return scanBF16Portable(b)
 }
 
+// scanBF16Portable: exponent test for non-finite values, and squares summed
+// in float32 over 256 values, then in float64.
 func scanBF16Portable(b []byte) (nonfinite int, sumsq float64) {
 	n := len(b) / 2
 	for i0 := 0; i0 < n; i0 += 256 {
