@@ -63,9 +63,11 @@ ifeq ($(GOARCH),amd64)
 	GOEXPERIMENT=simd $(GO) test -count=1 ./wasm/spectral ./wasm/audit
 endif
 
-# The engine must compile for the browser.
+# The engine must compile for the browser; the WebAssembly SIMD kernels of
+# the audit workers run in Node (V8, as in Chromium) against the portable loops.
 test-wasm:
 	GOOS=js GOARCH=wasm $(GO) build ./wasm/...
+	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec "node $(CURDIR)/scripts/wasm-node.js" ./wasm/browser
 
 # Real-browser tests (Debian's chromium, chromedp): the served site audits
 # the demo world, a tampered adapter given as files, and runs decisions.

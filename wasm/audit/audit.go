@@ -762,7 +762,6 @@ func (a *auditor) checkRemote(ctx context.Context, todo []*Matrix, meter *progre
 type pairState struct {
 	bufA, bufB []byte
 	fa, fb     []float32 // decoded factors, for the probes
-	fat        []float32 // Aᵀ
 	row        []float32
 	ga, gb     *spectral.Gram
 }
@@ -848,21 +847,17 @@ func (a *auditor) probePair(st *pairState, m *Matrix, ta, tb safetensors.TensorI
 	if cap(st.fb) < m.Out*r {
 		st.fb = make([]float32, m.Out*r)
 	}
-	if cap(st.fat) < r*m.In {
-		st.fat = make([]float32, r*m.In)
-	}
-	fa, fb, fat := st.fa[:r*m.In], st.fb[:m.Out*r], st.fat[:r*m.In]
+	fa, fb := st.fa[:r*m.In], st.fb[:m.Out*r]
 	nfA, _ := dtype.Decode32(ta.DType, st.bufA, fa)
 	nfB, _ := dtype.Decode32(tb.DType, st.bufB, fb)
 	if nfA+nfB > 0 {
 		return false, nil // the exact path reports them
 	}
-	spectral.Transpose(fa, r, m.In, fat) // the probes stream over rows of length r
 	seed := uint64(0)
 	for _, ch := range m.Module {
 		seed = seed*131 + uint64(ch)
 	}
-	p := spectral.Probe(fat, fb, r, m.In, m.Out, m.Scaling, a.opt.Probes, seed, a.opt.Yield)
+	p := spectral.Probe(fa, fb, r, m.In, m.Out, m.Scaling, a.opt.Probes, seed, a.opt.Yield)
 	if !p.Accepts(a.opt.Tol.Form) {
 		return false, nil
 	}

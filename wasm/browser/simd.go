@@ -13,11 +13,12 @@ import (
 	"unsafe"
 
 	"github.com/kvit-s/clefcheck/wasm/audit"
+	"github.com/kvit-s/clefcheck/wasm/dtype"
 	"github.com/kvit-s/clefcheck/wasm/spectral"
 )
 
-// WebAssembly SIMD kernels for the probes (spectral.ProbeKernel4) and the
-// quick audit's bf16 scan (audit.ScanKernel). Go's
+// WebAssembly SIMD kernels for the probes (spectral.Kernels), the quick
+// audit's bf16 scan (audit.ScanKernel) and bf16 decoding (dtype.BF16Kernel). Go's
 // wasm backend emits no SIMD, so the audit workers compile this small
 // hand-assembled module, which imports the worker's Go memory (worker.js
 // exposes it as clefcheckMem) and works on the Go slices in place: for each
@@ -41,6 +42,24 @@ func (a *asm) v(op int, imm ...byte) { a.op(simdPrefix); a.op(uleb(op)...); a.op
 func (a *asm) vconst(b [16]byte)     { a.v(0x0c, b[:]...) }
 func (a *asm) vload()                { a.v(0x00, 4, 0) } // v128.load align 16, offset 0
 func (a *asm) vstore(off byte)       { a.v(0x0b, 4, off) }
+
+// whileLt ends a loop body: branch back while local l < local end (unsigned).
+func (a *asm) whileLt(l, end byte) { a.get(l); a.get(end); a.op(0x49, 0x0d, 0, 0x0b) }
+
+// addr sets local dst = local base + local i · 16.
+func (a *asm) addr16(dst, base, i byte) {
+	a.get(base)
+	a.get(i)
+	a.i32(4)
+	a.op(0x74, 0x6a)
+	a.set(dst)
+}
+
+// vzero sets a v128 local to zero.
+func (a *asm) vzero(l byte) { a.vconst([16]byte{}); a.set(l) }
+
+// vsplatLoad pushes splat(f32 at local p).
+func (a *asm) vsplatLoad(p byte) { a.get(p); a.op(0x2a, 2, 0); a.v(opF32Splat) }
 
 // add p += n (an i32 local, n < 64).
 func (a *asm) add(l, n byte) { a.get(l); a.i32(n); a.op(0x6a); a.set(l) }
@@ -256,8 +275,271 @@ func scanBody() []byte {
 	return a.body(4, tV128, 2, tI32, 3, tV128)
 }
 
-// simdModule returns the module's bytes: apply4 and scan, with byte
-// addresses into the imported "env" "mem".
+// apply4ColsBody is apply4cols(a, r, stride, cols, w, t, acc i32): a points
+// at A[0, j0], rows stride bytes apart; t (cols f32x4) = Σ_i A[i, ·]·w_i,
+// then acc_i += Σ_j A[i, j]·t_j.
+func apply4ColsBody() []byte {
+	const (
+		pA, pR, pStride, pCols, pW, pT, pAcc = 0, 1, 2, 3, 4, 5, 6
+		lI, lP, lQ, lTEnd, lRowPtr, lX       = 7, 8, 9, 10, 11, 12
+		lWi, lY                              = 13, 14
+	)
+	var a asm
+	// tEnd = t + cols·16; t = 0
+	a.addr16(lTEnd, pT, pCols)
+	a.get(pT)
+	a.set(lQ)
+	a.op(0x03, 0x40)
+	a.get(lQ)
+	a.vconst([16]byte{})
+	a.vstore(0)
+	a.add(lQ, 16)
+	a.whileLt(lQ, lTEnd)
+	for pass := 0; pass < 2; pass++ {
+		a.i32(0)
+		a.set(lI)
+		a.get(pA)
+		a.set(lRowPtr)
+		a.op(0x03, 0x40) // rows
+		a.get(lRowPtr)
+		a.set(lP)
+		a.get(pT)
+		a.set(lQ)
+		if pass == 0 {
+			a.addr16(lX, pW, lI)
+			a.get(lX)
+			a.vload()
+			a.set(lWi)
+		} else {
+			a.vzero(lY)
+		}
+		a.op(0x03, 0x40) // columns
+		if pass == 0 {
+			// t_j += splat(A[i, j])·w_i
+			a.get(lQ)
+			a.get(lQ)
+			a.vload()
+			a.vsplatLoad(lP)
+			a.get(lWi)
+			a.v(opF32Mul)
+			a.v(opF32Add)
+			a.vstore(0)
+		} else {
+			// y += splat(A[i, j])·t_j
+			a.get(lY)
+			a.vsplatLoad(lP)
+			a.get(lQ)
+			a.vload()
+			a.v(opF32Mul)
+			a.v(opF32Add)
+			a.set(lY)
+		}
+		a.add(lP, 4)
+		a.add(lQ, 16)
+		a.whileLt(lQ, lTEnd)
+		if pass == 1 {
+			// acc_i += y
+			a.addr16(lX, pAcc, lI)
+			a.get(lX)
+			a.get(lX)
+			a.vload()
+			a.get(lY)
+			a.v(opF32Add)
+			a.vstore(0)
+		}
+		a.get(lRowPtr)
+		a.get(pStride)
+		a.op(0x6a)
+		a.set(lRowPtr)
+		a.add(lI, 1)
+		a.whileLt(lI, pR)
+	}
+	// locals: 7–12 i32; 13, 14 v128
+	return a.body(6, tI32, 2, tV128)
+}
+
+// colSqBody is colsq(x, rows, r, acc i32): acc (r f32) += the squares of
+// every row of X (rows × r, r a multiple of 4).
+func colSqBody() []byte {
+	const (
+		pX, pRows, pR, pAcc       = 0, 1, 2, 3
+		lP, lEnd, lQ, lRowEnd, lV = 4, 5, 6, 7, 8
+	)
+	var a asm
+	// end = x + rows·r·4
+	a.get(pX)
+	a.get(pRows)
+	a.get(pR)
+	a.op(0x6c)
+	a.i32(2)
+	a.op(0x74, 0x6a)
+	a.set(lEnd)
+	a.get(pX)
+	a.set(lP)
+	a.op(0x03, 0x40) // rows
+	a.get(pAcc)
+	a.set(lQ)
+	a.get(lP)
+	a.get(pR)
+	a.i32(2)
+	a.op(0x74, 0x6a)
+	a.set(lRowEnd)
+	a.op(0x03, 0x40) // vectors of the row
+	a.get(lP)
+	a.vload()
+	a.set(lV)
+	a.get(lQ)
+	a.get(lQ)
+	a.vload()
+	a.get(lV)
+	a.get(lV)
+	a.v(opF32Mul)
+	a.v(opF32Add)
+	a.vstore(0)
+	a.add(lP, 16)
+	a.add(lQ, 16)
+	a.whileLt(lP, lRowEnd)
+	a.whileLt(lP, lEnd)
+	// locals: 4–7 i32; 8 v128
+	return a.body(4, tI32, 1, tV128)
+}
+
+// rowSqBody is rowsq(a, r, n, out i32): for each row of A (r × n, n a
+// multiple of 4) the sum of squares, float32 over blocks of 256 values
+// added in float64, stored as an f64x2 (two partial sums) at out + 16·i.
+func rowSqBody() []byte {
+	const (
+		pA, pR, pN, pOut                    = 0, 1, 2, 3
+		lP, lRowEnd, lBlockEnd, lQ, lOutEnd = 4, 5, 6, 7, 8
+		lS, lAcc, lV                        = 9, 10, 11
+	)
+	var a asm
+	a.addr16(lOutEnd, pOut, pR)
+	a.get(pA)
+	a.set(lP)
+	a.get(pOut)
+	a.set(lQ)
+	a.op(0x03, 0x40) // rows
+	a.vzero(lAcc)
+	a.get(lP)
+	a.get(pN)
+	a.i32(2)
+	a.op(0x74, 0x6a)
+	a.set(lRowEnd)
+	a.op(0x03, 0x40) // blocks
+	a.vzero(lS)
+	a.get(lRowEnd)
+	a.get(lP)
+	a.op(0x41, 0x80, 0x08, 0x6a, 0x22, lBlockEnd) // i32.const 1024, i32.add, local.tee
+	a.get(lBlockEnd)
+	a.get(lRowEnd)
+	a.op(0x4b, 0x1b) // i32.gt_u, select
+	a.set(lBlockEnd)
+	a.op(0x03, 0x40) // vectors
+	a.get(lP)
+	a.vload()
+	a.set(lV)
+	a.get(lS)
+	a.get(lV)
+	a.get(lV)
+	a.v(opF32Mul)
+	a.v(opF32Add)
+	a.set(lS)
+	a.add(lP, 16)
+	a.whileLt(lP, lBlockEnd)
+	a.get(lAcc)
+	a.get(lS)
+	a.v(opF64PromoteLow)
+	a.v(opF64Add)
+	a.get(lS)
+	a.get(lS)
+	a.v(opShuffle, 8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15)
+	a.v(opF64PromoteLow)
+	a.v(opF64Add)
+	a.set(lAcc)
+	a.whileLt(lP, lRowEnd)
+	a.get(lQ)
+	a.get(lAcc)
+	a.vstore(0)
+	a.add(lQ, 16)
+	a.whileLt(lQ, lOutEnd)
+	// locals: 4–8 i32; 9–11 v128
+	return a.body(5, tI32, 3, tV128)
+}
+
+// decodeBody is decode(src, nvec, dst, out i32): nvec × 8 bf16 values to
+// float32 at dst (the bits shifted up, NaN and Inf included), and the count
+// of non-finite ones as an i32x4 at out.
+func decodeBody() []byte {
+	const (
+		pSrc, pN, pDst, pOut      = 0, 1, 2, 3
+		lEnd, lBlockEnd           = 4, 5
+		lV, lMask, lCnt16, lCnt32 = 6, 7, 8, 9
+	)
+	exp := [16]byte{}
+	for i := 0; i < 16; i += 2 {
+		exp[i], exp[i+1] = 0x80, 0x7f
+	}
+	var a asm
+	a.get(pSrc)
+	a.get(pN)
+	a.i32(4)
+	a.op(0x74, 0x6a)
+	a.set(lEnd)
+	a.op(0x02, 0x40) // block
+	a.get(pSrc)
+	a.get(lEnd)
+	a.op(0x4f, 0x0d, 0)
+	a.op(0x03, 0x40) // blocks of 64 vectors
+	a.vzero(lCnt16)
+	a.get(lEnd)
+	a.get(pSrc)
+	a.op(0x41, 0x80, 0x08, 0x6a, 0x22, lBlockEnd)
+	a.get(lBlockEnd)
+	a.get(lEnd)
+	a.op(0x4b, 0x1b)
+	a.set(lBlockEnd)
+	a.op(0x03, 0x40) // vectors
+	a.get(pSrc)
+	a.vload()
+	a.set(lV)
+	a.get(lV)
+	a.vconst(exp)
+	a.v(opAnd)
+	a.vconst(exp)
+	a.v(opI16Eq)
+	a.set(lMask)
+	a.get(lCnt16)
+	a.get(lMask)
+	a.v(opI16Sub)
+	a.set(lCnt16)
+	for i, ext := range []int{opI32ExtLowI16U, opI32ExtHighI16U} {
+		a.get(pDst)
+		a.get(lV)
+		a.v(ext)
+		a.i32(16)
+		a.v(opI32Shl)
+		a.vstore(byte(16 * i))
+	}
+	a.add(pSrc, 16)
+	a.add(pDst, 32)
+	a.whileLt(pSrc, lBlockEnd)
+	a.get(lCnt32)
+	a.get(lCnt16)
+	a.v(opI32ExtaddI16S)
+	a.v(opI32Add)
+	a.set(lCnt32)
+	a.whileLt(pSrc, lEnd)
+	a.op(0x0b) // block
+	a.get(pOut)
+	a.get(lCnt32)
+	a.vstore(0)
+	// locals: 4, 5 i32; 6–9 v128
+	return a.body(2, tI32, 4, tV128)
+}
+
+// simdModule returns the module's bytes: apply4, scan, apply4cols, colsq,
+// rowsq and decode, with byte addresses into the imported "env" "mem".
 func simdModule() []byte {
 	section := func(id byte, content ...[]byte) []byte {
 		var c []byte
@@ -266,12 +548,20 @@ func simdModule() []byte {
 		}
 		return append(append([]byte{id}, uleb(len(c))...), c...)
 	}
+	fn := func(params int) []byte { // a type taking params i32s, returning nothing
+		t := []byte{0x60, byte(params)}
+		for i := 0; i < params; i++ {
+			t = append(t, tI32)
+		}
+		return append(t, 0)
+	}
+	name := func(s string, idx byte) []byte { return append(append([]byte{byte(len(s))}, s...), 0, idx) }
 	m := []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
-	m = append(m, section(1, []byte{2, 0x60, 5, tI32, tI32, tI32, tI32, tI32, 0, 0x60, 3, tI32, tI32, tI32, 0})...)
+	m = append(m, section(1, []byte{4}, fn(5), fn(3), fn(7), fn(4))...)
 	m = append(m, section(2, []byte{1, 3, 'e', 'n', 'v', 3, 'm', 'e', 'm', 2, 0, 1})...)
-	m = append(m, section(3, []byte{2, 0, 1})...)
-	m = append(m, section(7, []byte{2, 6, 'a', 'p', 'p', 'l', 'y', '4', 0, 0, 4, 's', 'c', 'a', 'n', 0, 1})...)
-	m = append(m, section(10, []byte{2}, apply4Body(), scanBody())...)
+	m = append(m, section(3, []byte{6, 0, 1, 2, 3, 3, 3})...)
+	m = append(m, section(7, []byte{6}, name("apply4", 0), name("scan", 1), name("apply4cols", 2), name("colsq", 3), name("rowsq", 4), name("decode", 5))...)
+	m = append(m, section(10, []byte{6}, apply4Body(), scanBody(), apply4ColsBody(), colSqBody(), rowSqBody(), decodeBody())...)
 	return m
 }
 
@@ -288,73 +578,198 @@ func uleb(n int) []byte {
 	}
 }
 
-func addr(x []float32) float64 { return float64(uintptr(unsafe.Pointer(unsafe.SliceData(x)))) }
-
-// InstallSIMD compiles the SIMD kernel against this Go instance's memory,
-// checks it against the portable loop and installs it in package spectral.
-// It returns why not when it cannot (no SIMD in this browser, no memory
-// exposed, a wrong result).
+// InstallSIMD compiles the SIMD kernels against this Go instance's memory,
+// checks each against its portable loop and installs them in packages
+// spectral, audit and dtype. It returns why not when it cannot (no SIMD in
+// this browser, no memory exposed, a wrong result); nothing is installed
+// then.
 func InstallSIMD() error {
+	k, err := simdKernels()
+	if err != nil {
+		return err
+	}
+	if err := k.check(); err != nil {
+		return err
+	}
+	spectral.SetKernels(k.probes)
+	audit.SetScanKernel("wasm-simd", k.scan)
+	dtype.SetBF16Kernel(k.decode)
+	return nil
+}
+
+type simd struct {
+	probes spectral.Kernels
+	scan   audit.ScanKernel
+	decode dtype.BF16Kernel
+}
+
+func addr(x []float32) float64   { return float64(uintptr(unsafe.Pointer(unsafe.SliceData(x)))) }
+func addrBytes(b []byte) float64 { return float64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))) }
+
+// simdKernels compiles the module and wraps its functions. The wrappers
+// check their slices' bounds as the Go loops would, and take the portable
+// path for shapes the module does not handle (rows not a multiple of 4
+// values).
+func simdKernels() (*simd, error) {
 	mem := js.Global().Get("clefcheckMem")
 	if !mem.Truthy() {
-		return errors.New("the Go memory is not exposed (clefcheckMem)")
+		return nil, errors.New("the Go memory is not exposed (clefcheckMem)")
 	}
 	wa := js.Global().Get("WebAssembly")
 	code := simdModule()
 	u8 := js.Global().Get("Uint8Array").New(len(code))
 	js.CopyBytesToJS(u8, code)
 	if !wa.Call("validate", u8).Bool() {
-		return errors.New("this browser has no WebAssembly SIMD")
+		return nil, errors.New("this browser has no WebAssembly SIMD (or the module is malformed)")
 	}
 	env := js.Global().Get("Object").New()
 	env.Set("mem", mem)
 	imports := js.Global().Get("Object").New()
 	imports.Set("env", env)
-	inst := wa.Get("Instance").New(wa.Get("Module").New(u8), imports)
-	fn := inst.Get("exports").Get("apply4")
-	kernel := func(x []float32, rows, r int, w, acc []float32) {
-		if rows <= 0 || r <= 0 {
-			return
-		}
-		_ = x[rows*r-1] // bounds, as the Go loop would check them
-		_ = w[r*4-1]
-		_ = acc[r*4-1]
-		fn.Invoke(addr(x), rows, r, addr(w), addr(acc))
-		runtime.KeepAlive(x)
-		runtime.KeepAlive(w)
-		runtime.KeepAlive(acc)
+	ex := wa.Get("Instance").New(wa.Get("Module").New(u8), imports).Get("exports")
+	applyFn, scanFn, colsFn := ex.Get("apply4"), ex.Get("scan"), ex.Get("apply4cols")
+	colSqFn, rowSqFn, decodeFn := ex.Get("colsq"), ex.Get("rowsq"), ex.Get("decode")
+	k := &simd{}
+	k.probes = spectral.Kernels{Name: "wasm-simd",
+		Apply4: func(x []float32, rows, r int, w, acc []float32) {
+			if rows <= 0 || r <= 0 {
+				return
+			}
+			_, _, _ = x[rows*r-1], w[r*4-1], acc[r*4-1]
+			applyFn.Invoke(addr(x), rows, r, addr(w), addr(acc))
+			runtime.KeepAlive(x)
+			runtime.KeepAlive(w)
+			runtime.KeepAlive(acc)
+		},
+		Apply4Cols: func(a []float32, r, n, j0, cols int, w, t, acc []float32) {
+			if r <= 0 || cols <= 0 {
+				return
+			}
+			_, _, _, _ = a[(r-1)*n+j0+cols-1], w[r*4-1], t[cols*4-1], acc[r*4-1]
+			colsFn.Invoke(addr(a[j0:]), r, n*4, cols, addr(w), addr(t), addr(acc))
+			runtime.KeepAlive(a)
+			runtime.KeepAlive(w)
+			runtime.KeepAlive(t)
+			runtime.KeepAlive(acc)
+		},
+		ColSquares: func(x []float32, rows, r int, acc []float32) {
+			if r%4 != 0 || rows <= 0 || r <= 0 {
+				spectral.ColSquaresPortable(x, rows, r, acc)
+				return
+			}
+			_, _ = x[rows*r-1], acc[r-1]
+			colSqFn.Invoke(addr(x), rows, r, addr(acc))
+			runtime.KeepAlive(x)
+			runtime.KeepAlive(acc)
+		},
+		RowSquares: func(a []float32, r, n int, out []float64) {
+			if n%4 != 0 || n <= 0 || r <= 0 {
+				spectral.RowSquaresPortable(a, r, n, out)
+				return
+			}
+			_, _ = a[r*n-1], out[r-1]
+			pairs := make([]float64, 2*r)
+			rowSqFn.Invoke(addr(a), r, n, float64(uintptr(unsafe.Pointer(unsafe.SliceData(pairs)))))
+			runtime.KeepAlive(a)
+			runtime.KeepAlive(pairs)
+			for i := range out[:r] {
+				out[i] = pairs[2*i] + pairs[2*i+1]
+			}
+		},
 	}
-	if err := checkKernel(kernel); err != nil {
-		return err
-	}
-	scanFn := inst.Get("exports").Get("scan")
-	scan := func(b []byte) (int, float64) {
+	k.scan = func(b []byte) (int, float64) {
 		out := make([]byte, 32)
 		if len(b) >= 16 {
 			scanFn.Invoke(addrBytes(b), len(b)/16, addrBytes(out))
 		}
 		runtime.KeepAlive(b)
 		runtime.KeepAlive(out)
-		nf := 0
-		for i := 16; i < 32; i += 4 {
-			nf += int(int32(binary.LittleEndian.Uint32(out[i:])))
+		return count4(out[16:]), math.Float64frombits(binary.LittleEndian.Uint64(out)) + math.Float64frombits(binary.LittleEndian.Uint64(out[8:]))
+	}
+	k.decode = func(src []byte, dst []float32) int {
+		n := len(src) / 16
+		if n == 0 {
+			return 0
 		}
-		return nf, math.Float64frombits(binary.LittleEndian.Uint64(out)) + math.Float64frombits(binary.LittleEndian.Uint64(out[8:]))
+		_ = dst[n*8-1]
+		out := make([]byte, 16)
+		decodeFn.Invoke(addrBytes(src), n, addr(dst), addrBytes(out))
+		runtime.KeepAlive(src)
+		runtime.KeepAlive(dst)
+		runtime.KeepAlive(out)
+		return count4(out)
 	}
-	if err := checkScan(scan); err != nil {
-		return err
-	}
-	spectral.SetProbeKernel("wasm-simd", kernel)
-	audit.SetScanKernel("wasm-simd", scan)
-	return nil
+	return k, nil
 }
 
-func addrBytes(b []byte) float64 { return float64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))) }
+// count4 sums four little-endian int32s.
+func count4(b []byte) int {
+	n := 0
+	for i := 0; i < 16; i += 4 {
+		n += int(int32(binary.LittleEndian.Uint32(b[i:])))
+	}
+	return n
+}
 
-// checkScan compares the SIMD scan with audit.ScanBF16 on random bf16 data
-// sprinkled with NaN and ±Inf, over more than one block of 64 vectors.
-func checkScan(k audit.ScanKernel) error {
-	rng := rand.New(rand.NewPCG(9, 10))
+// check compares every kernel with its portable loop on random data of
+// awkward sizes (one row, several blocks, tails); the sums differ only in
+// rounding, the decoded values and counts not at all.
+func (k *simd) check() error {
+	rng := rand.New(rand.NewPCG(7, 8))
+	randn := func(n int, nonfinite bool) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		return x
+	}
+	close := func(what string, got, want []float32) error {
+		for i := range got {
+			if d := math.Abs(float64(got[i] - want[i])); !(d <= 1e-4*(1+math.Abs(float64(want[i])))) {
+				return fmt.Errorf("the SIMD %s gives %g for %g at %d", what, got[i], want[i], i)
+			}
+		}
+		return nil
+	}
+	for _, size := range [][2]int{{1, 4}, {3, 16}, {37, 256}, {300, 12}} {
+		rows, r := size[0], size[1]
+		x, w := randn(rows*r, false), randn(r*4, false)
+		got, want := make([]float32, r*4), make([]float32, r*4)
+		for i := range got {
+			got[i], want[i] = float32(i), float32(i) // accumulates onto what is there
+		}
+		k.probes.Apply4(x, rows, r, w, got)
+		spectral.ApplyPortable(x, rows, r, w, want)
+		if err := close("probe product", got, want); err != nil {
+			return err
+		}
+		gs, ws := make([]float32, r), make([]float32, r)
+		k.probes.ColSquares(x, rows, r, gs)
+		spectral.ColSquaresPortable(x, rows, r, ws)
+		if err := close("column squares", gs, ws); err != nil {
+			return err
+		}
+		// The same data as A (r' = rows, n = r): a column block and the row norms.
+		a, n := x, r
+		j0, cols := n/4, n-n/4
+		t := make([]float32, cols*4)
+		wr := randn(rows*4, false)
+		ga, wa := make([]float32, rows*4), make([]float32, rows*4)
+		k.probes.Apply4Cols(a, rows, n, j0, cols, wr, t, ga)
+		spectral.ApplyColsPortable(a, rows, n, j0, cols, 4, wr, make([]float32, cols*4), wa)
+		if err := close("column-block product", ga, wa); err != nil {
+			return err
+		}
+		gr, wrs := make([]float64, rows), make([]float64, rows)
+		k.probes.RowSquares(a, rows, n, gr)
+		spectral.RowSquaresPortable(a, rows, n, wrs)
+		for i := range gr {
+			if math.Abs(gr[i]-wrs[i]) > 1e-5*wrs[i] {
+				return fmt.Errorf("the SIMD row squares give %g for %g", gr[i], wrs[i])
+			}
+		}
+	}
+	// bf16: scan and decode, with NaN and ±Inf, over several blocks.
 	for _, n := range []int{8, 64, 8 * 64, 8*64*3 + 40} {
 		b := make([]byte, 2*n)
 		for i := 0; i < n; i++ {
@@ -367,41 +782,26 @@ func checkScan(k audit.ScanKernel) error {
 			}
 			binary.LittleEndian.PutUint16(b[2*i:], v)
 		}
-		nf, ss := k(b)
+		nf, ss := k.scan(b)
 		wnf, wss := audit.ScanBF16(b)
 		if nf != wnf || math.Abs(ss-wss) > 1e-4*wss {
 			return fmt.Errorf("the SIMD scan gives %d non-finite and Σx² = %g for %d and %g (%d values)", nf, ss, wnf, wss, n)
 		}
-	}
-	return nil
-}
-
-// checkKernel compares k with spectral.ApplyPortable on random data with
-// odd sizes: the same sums in the same order, so equal but for the last
-// bits.
-func checkKernel(k spectral.ProbeKernel4) error {
-	rng := rand.New(rand.NewPCG(7, 8))
-	for _, size := range [][2]int{{1, 1}, {3, 17}, {37, 256}} {
-		rows, r := size[0], size[1]
-		x := make([]float32, rows*r)
-		w := make([]float32, r*4)
-		for i := range x {
-			x[i] = float32(rng.NormFloat64())
-		}
-		for i := range w {
-			w[i] = float32(rng.NormFloat64())
-		}
-		got, want := make([]float32, r*4), make([]float32, r*4)
-		for i := range got {
-			got[i] = float32(i) // accumulates onto what is there
-			want[i] = float32(i)
-		}
-		k(x, rows, r, w, got)
-		spectral.ApplyPortable(x, rows, r, w, want)
-		for i := range got {
-			if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*(1+math.Abs(float64(want[i]))) || math.IsNaN(float64(got[i])) {
-				return fmt.Errorf("the SIMD kernel gives %g for %g (rows %d, r %d, entry %d)", got[i], want[i], rows, r, i)
+		bulk := n / 8 * 8
+		got := make([]float32, bulk)
+		nf = k.decode(b[:2*bulk], got)
+		wnf = 0
+		for i := 0; i < bulk; i++ {
+			want := dtype.BF16ToF32(binary.LittleEndian.Uint16(b[2*i:]))
+			if math.Float32bits(got[i]) != math.Float32bits(want) {
+				return fmt.Errorf("the SIMD decode gives %x for %x", math.Float32bits(got[i]), math.Float32bits(want))
 			}
+			if f := float64(want); math.IsNaN(f) || math.IsInf(f, 0) {
+				wnf++
+			}
+		}
+		if nf != wnf {
+			return fmt.Errorf("the SIMD decode counts %d non-finite values, not %d", nf, wnf)
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package dtype
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"testing"
 )
@@ -133,6 +134,41 @@ func TestULP(t *testing.T) {
 			if next := BF16ToF32(F32ToBF16(a) + 1); float64(next-a) != c.want {
 				t.Errorf("spacing at %v = %v, want %v", a, next-a, c.want)
 			}
+		}
+	}
+}
+
+// TestBF16KernelHook: an installed kernel decodes the bulk (whole groups
+// of 8), the portable loop the tail, with the same values and count.
+func TestBF16KernelHook(t *testing.T) {
+	src := make([]byte, 2*21)
+	for i := 0; i < 21; i++ {
+		binary.LittleEndian.PutUint16(src[2*i:], uint16(0x3f80+i*37))
+	}
+	binary.LittleEndian.PutUint16(src[2*3:], 0x7fc0)  // NaN in the bulk
+	binary.LittleEndian.PutUint16(src[2*20:], 0xff80) // −Inf in the tail
+	want := make([]float32, 21)
+	wnf, _ := Decode32("BF16", src, want)
+	var sizes []int
+	SetBF16Kernel(func(s []byte, d []float32) (nf int) {
+		sizes = append(sizes, len(d))
+		for i := range d {
+			d[i] = BF16ToF32(binary.LittleEndian.Uint16(s[2*i:]))
+			if f := float64(d[i]); math.IsNaN(f) || math.IsInf(f, 0) {
+				nf++
+			}
+		}
+		return nf
+	})
+	defer SetBF16Kernel(nil)
+	got := make([]float32, 21)
+	nf, _ := Decode32("BF16", src, got)
+	if fmt.Sprint(sizes) != "[16]" || nf != wnf || wnf != 2 {
+		t.Fatalf("kernel got %v values, %d non-finite (want %d)", sizes, nf, wnf)
+	}
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Errorf("value %d: %x, want %x", i, math.Float32bits(got[i]), math.Float32bits(want[i]))
 		}
 	}
 }

@@ -70,18 +70,21 @@ func (p ProbeResult) Accepts(tol float64) bool {
 // how often yield is called.
 const probeFlush = 256
 
-// Probe checks the SVD form of A (r × in) and B (out × r), given as at =
-// Aᵀ (in × r) and b = B (out × r), both row-major float32 (the long side
-// first, so that every pass streams over rows of length r). k is the number
-// of probes (0: DefaultProbes; made even). yield, when not nil, is called
-// between blocks of rows.
-func Probe(at []float32, b []float32, r, in, out int, s float64, k int, seed uint64, yield func() error) ProbeResult {
+// Probe checks the SVD form of A (r × in) and B (out × r), both row-major
+// float32, with k probes drawn from seed (0: DefaultProbes; made even).
+// yield, when not nil, is called between blocks of the long side.
+func Probe(a []float32, b []float32, r, in, out int, s float64, k int, seed uint64, yield func() error) ProbeResult {
 	if k <= 0 {
 		k = DefaultProbes
 	}
 	k += k % 2
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
-	da := colSquares(at, in, r)
+	da := make([]float64, r)
+	if kernels.RowSquares != nil {
+		kernels.RowSquares(a, r, in, da)
+	} else {
+		RowSquaresPortable(a, r, in, da)
+	}
 	db := colSquares(b, out, r)
 	var res ProbeResult
 	for i := 0; i < r; i++ {
@@ -93,8 +96,8 @@ func Probe(at []float32, b []float32, r, in, out int, s float64, k int, seed uin
 	}
 	res.NormA, res.NormB = math.Sqrt(res.NormA), math.Sqrt(res.NormB)
 	t := chi2Quantile(k, ProbeDelta)
-	res.BoundA = powerBound(rng, at, in, r, da, k, t, yield)
-	res.BoundB = powerBound(rng, b, out, r, db, k, t, yield)
+	res.BoundA = powerBound(rng, da, k, t, func(w []float32, y []float64) { gramApplyCols(a, r, in, k, w, y, yield) })
+	res.BoundB = powerBound(rng, db, k, t, func(w []float32, y []float64) { gramApply(b, out, r, k, w, y, yield) })
 	res.Sigma = make([]float64, r)
 	for i := 0; i < r; i++ {
 		res.Sigma[i] = math.Abs(s) * math.Sqrt(da[i]*db[i])
@@ -108,17 +111,18 @@ func Probe(at []float32, b []float32, r, in, out int, s float64, k int, seed uin
 	return res
 }
 
-// colSquares returns the squared norms of the columns of x (rows × r).
+// colSquares returns the squared norms of the columns of x (rows × r):
+// float32 sums of probeFlush rows, added in float64.
 func colSquares(x []float32, rows, r int) []float64 {
 	d := make([]float64, r)
 	acc := make([]float32, r)
 	for i0 := 0; i0 < rows; i0 += probeFlush {
 		clear(acc)
-		for i := i0; i < min(rows, i0+probeFlush); i++ {
-			row := x[i*r : i*r+r]
-			for j, v := range row {
-				acc[j] += v * v
-			}
+		end := min(rows, i0+probeFlush)
+		if kernels.ColSquares != nil {
+			kernels.ColSquares(x[i0*r:end*r], end-i0, r, acc)
+		} else {
+			ColSquaresPortable(x[i0*r:end*r], end-i0, r, acc)
 		}
 		for j, v := range acc {
 			d[j] += float64(v)
@@ -127,11 +131,39 @@ func colSquares(x []float32, rows, r int) []float64 {
 	return d
 }
 
-// powerBound returns (‖F^q·Z‖²_F / t)^(1/(2q)) for F = D^-½(XᵀX − D)D^-½,
-// X rows × r. Columns with Dᵢ = 0 are left out of the probes (a zero
-// column of X: its row and column of XᵀX are zero); if F·Z has mass there
-// anyway, the bound is +Inf.
-func powerBound(rng *rand.Rand, x []float32, rows, r int, d []float64, k int, t float64, yield func() error) float64 {
+// ColSquaresPortable adds the squares of the rows of x (rows × r) into acc.
+func ColSquaresPortable(x []float32, rows, r int, acc []float32) {
+	for i := 0; i < rows; i++ {
+		row := x[i*r : i*r+r]
+		for j, v := range row {
+			acc[j] += v * v
+		}
+	}
+}
+
+// RowSquaresPortable sets out[i] to the squared norm of row i of a (r × n):
+// float32 sums of probeFlush values, added in float64.
+func RowSquaresPortable(a []float32, r, n int, out []float64) {
+	for i := 0; i < r; i++ {
+		row := a[i*n : i*n+n]
+		var d float64
+		for j0 := 0; j0 < n; j0 += probeFlush {
+			var s float32
+			for _, v := range row[j0:min(n, j0+probeFlush)] {
+				s += v * v
+			}
+			d += float64(s)
+		}
+		out[i] = d
+	}
+}
+
+// powerBound returns (‖F^q·Z‖²_F / t)^(1/(2q)) for F = D^-½(G − D)D^-½,
+// where apply sets y (r × k, float64) = G·w. Rows with Dᵢ = 0 are left out
+// of the probes (a zero row of the factor: its row and column of G are
+// zero); if F·Z has mass there anyway, the bound is +Inf.
+func powerBound(rng *rand.Rand, d []float64, k int, t float64, apply func(w []float32, y []float64)) float64 {
+	r := len(d)
 	inv := make([]float64, r)
 	for i, v := range d {
 		if v > 0 {
@@ -156,7 +188,7 @@ func powerBound(rng *rand.Rand, x []float32, rows, r int, d []float64, k int, t 
 				w[i*k+j] = float32(z[i*k+j] * inv[i])
 			}
 		}
-		gramApply(x, rows, r, k, w, y, yield)
+		apply(w, y)
 		for i := 0; i < r; i++ {
 			for j := 0; j < k; j++ {
 				if d[i] == 0 {
@@ -187,8 +219,8 @@ func gramApply(x []float32, rows, r, k int, w []float32, y []float64, yield func
 		clear(acc)
 		end := min(rows, i0+probeFlush)
 		i := i0
-		if k == 4 && probeKernel != nil && r > 0 {
-			probeKernel(x[i0*r:end*r], end-i0, r, w, acc)
+		if k == 4 && kernels.Apply4 != nil && r > 0 {
+			kernels.Apply4(x[i0*r:end*r], end-i0, r, w, acc)
 			i = end
 		}
 		if k == 4 {
@@ -222,29 +254,39 @@ func gramApply(x []float32, rows, r, k int, w []float32, y []float64, yield func
 	}
 }
 
-// ProbeKernel4 is the probes' inner loop for k = 4: acc (r × 4) += Σ over
-// the rows x of X (rows × r) of x ⊗ (x·w), w r × 4, all float32 row-major.
-type ProbeKernel4 func(x []float32, rows, r int, w, acc []float32)
-
-var (
-	probeKernel     ProbeKernel4
-	probeKernelName = "go"
-)
-
-// SetProbeKernel installs a faster inner loop for the probes (the browser's
-// audit workers install a WebAssembly SIMD one, after checking it against
-// ApplyPortable); nil restores the portable loop.
-func SetProbeKernel(name string, f ProbeKernel4) {
-	probeKernel, probeKernelName = f, name
-	if f == nil {
-		probeKernelName = "go"
-	}
+// Kernels are faster inner loops for the probes with k = 4 (the browser's
+// audit workers install WebAssembly SIMD ones, after checking them against
+// the portable functions of the same names). A nil field keeps the
+// portable loop.
+type Kernels struct {
+	Name string
+	// Apply4: acc (r × 4) += Σ over the rows x of X (rows × r) of x ⊗ (x·w).
+	Apply4 func(x []float32, rows, r int, w, acc []float32)
+	// Apply4Cols: for the columns [j0, j0+cols) of A (r × n), t (cols × 4)
+	// = A_colsᵀ·w, then acc (r × 4) += A_cols·t.
+	Apply4Cols func(a []float32, r, n, j0, cols int, w, t, acc []float32)
+	// ColSquares: acc (r) += Σ over the rows x of X (rows × r) of x².
+	ColSquares func(x []float32, rows, r int, acc []float32)
+	// RowSquares: out[i] = ‖row i of A (r × n)‖², float32 sums of at most
+	// probeFlush values added in float64.
+	RowSquares func(a []float32, r, n int, out []float64)
 }
 
-// ProbeKernel names the probes' inner loop in use.
-func ProbeKernel() string { return probeKernelName }
+var kernels = Kernels{Name: "go"}
 
-// ApplyPortable is the portable ProbeKernel4, one row at a time: the
+// SetKernels installs faster loops for the probes (Kernels{} restores the
+// portable ones).
+func SetKernels(k Kernels) {
+	if k.Name == "" {
+		k.Name = "go"
+	}
+	kernels = k
+}
+
+// ProbeKernel names the probes' loops in use.
+func ProbeKernel() string { return kernels.Name }
+
+// ApplyPortable is the portable Kernels.Apply4, one row at a time: the
 // reference an installed kernel is checked against.
 func ApplyPortable(x []float32, rows, r int, w, acc []float32) {
 	u := make([]float32, 4)
@@ -261,6 +303,58 @@ func ApplyPortable(x []float32, rows, r int, w, acc []float32) {
 			ac := acc[c*4 : c*4+4]
 			for j := range ac {
 				ac[j] += xc * u[j]
+			}
+		}
+	}
+}
+
+// gramApplyCols sets y (r × k, float64) = A·(Aᵀ·w) for A r × n, by blocks
+// of probeFlush columns: t = A_blockᵀ·w, then A_block·t, summed in float32
+// and added into y in float64 (as gramApply does for the rows of X = Aᵀ,
+// without transposing A).
+func gramApplyCols(a []float32, r, n, k int, w []float32, y []float64, yield func() error) {
+	clear(y)
+	acc := make([]float32, r*k)
+	t := make([]float32, probeFlush*k)
+	for j0 := 0; j0 < n; j0 += probeFlush {
+		cols := min(probeFlush, n-j0)
+		clear(acc)
+		if k == 4 && kernels.Apply4Cols != nil && r > 0 {
+			kernels.Apply4Cols(a, r, n, j0, cols, w, t, acc)
+		} else {
+			ApplyColsPortable(a, r, n, j0, cols, k, w, t, acc)
+		}
+		for j, v := range acc {
+			y[j] += float64(v)
+		}
+		if yield != nil {
+			yield()
+		}
+	}
+}
+
+// ApplyColsPortable is Kernels.Apply4Cols for any k: t (cols × k) =
+// A_colsᵀ·w, then acc (r × k) += A_cols·t.
+func ApplyColsPortable(a []float32, r, n, j0, cols, k int, w, t, acc []float32) {
+	t = t[:cols*k]
+	clear(t)
+	for i := 0; i < r; i++ {
+		row := a[i*n+j0 : i*n+j0+cols]
+		wi := w[i*k : i*k+k]
+		for j, v := range row {
+			tj := t[j*k : j*k+k]
+			for c := range tj {
+				tj[c] += v * wi[c]
+			}
+		}
+	}
+	for i := 0; i < r; i++ {
+		row := a[i*n+j0 : i*n+j0+cols]
+		ai := acc[i*k : i*k+k]
+		for j, v := range row {
+			tj := t[j*k : j*k+k]
+			for c := range ai {
+				ai[c] += v * tj[c]
 			}
 		}
 	}
@@ -324,22 +418,4 @@ func chi2Quantile(k int, delta float64) float64 {
 		}
 	}
 	return lo
-}
-
-// Transpose writes x (rows × cols, row-major) into dst as cols × rows, in
-// blocks that stay in cache.
-func Transpose(x []float32, rows, cols int, dst []float32) {
-	const blk = 64
-	for j0 := 0; j0 < cols; j0 += blk {
-		j1 := min(cols, j0+blk)
-		for i0 := 0; i0 < rows; i0 += blk {
-			i1 := min(rows, i0+blk)
-			for i := i0; i < i1; i++ {
-				row := x[i*cols : i*cols+cols]
-				for j := j0; j < j1; j++ {
-					dst[j*rows+i] = row[j]
-				}
-			}
-		}
-	}
 }

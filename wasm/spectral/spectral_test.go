@@ -249,7 +249,7 @@ func TestProbeAgainstExact(t *testing.T) {
 		ga, gb := GramOfRows(a, c.r, c.in), GramOfCols(b, c.out, c.r)
 		exact, _ := SingularValues(ga, gb, 1.5)
 		for seed := uint64(0); seed < 5; seed++ {
-			p := Probe(transposed(a, c.r, c.in), b, c.r, c.in, c.out, 1.5, 0, seed, nil)
+			p := Probe(a, b, c.r, c.in, c.out, 1.5, 0, seed, nil)
 			// The bound holds (it is a high-probability upper bound on the
 			// spectral norm), and is not loose by more than ‖F‖_F would be.
 			na, nb := offNorm2(ga), offNorm2(gb)
@@ -284,22 +284,9 @@ func TestProbeAgainstExact(t *testing.T) {
 	}
 	// Factors not in SVD form are rejected.
 	ra, rb := randBF16(rng, 16*300, 0.1), randBF16(rng, 200*16, 0.1)
-	if p := Probe(transposed(ra, 16, 300), rb, 16, 300, 200, 1, 0, 1, nil); p.Accepts(FormTolerance) {
+	if p := Probe(ra, rb, 16, 300, 200, 1, 0, 1, nil); p.Accepts(FormTolerance) {
 		t.Errorf("random factors accepted: %+v", p)
 	}
-}
-
-func transposed(x []float32, rows, cols int) []float32 {
-	out := make([]float32, len(x))
-	Transpose(x, rows, cols, out)
-	for i := 0; i < rows; i++ {
-		for j := 0; j < cols; j++ {
-			if out[j*rows+i] != x[i*cols+j] {
-				panic("Transpose is wrong")
-			}
-		}
-	}
-	return out
 }
 
 // offNorm2 is ‖D^-½(G − D)D^-½‖₂ from an exact Gram, by an eigen-decomposition.
@@ -387,10 +374,12 @@ func TestProbeBoundHolds(t *testing.T) {
 	// A = L·Qᵀ (r × n): A·Aᵀ = L·Lᵀ = I + ε·v·vᵀ/‖v‖². Aᵀ = Q·Lᵀ.
 	var at mat.Dense
 	at.Mul(q.Slice(0, n, 0, r), l.T())
-	atf := make([]float32, n*r)
+	atf := make([]float32, n*r) // Aᵀ, n × r
+	af := make([]float32, r*n)  // A, r × n
 	for i := 0; i < n; i++ {
 		for j := 0; j < r; j++ {
 			atf[i*r+j] = float32(at.At(i, j))
+			af[j*n+i] = atf[i*r+j]
 		}
 	}
 	b := make([]float32, r*r) // B = I: Bᵀ·B diagonal
@@ -401,7 +390,7 @@ func TestProbeBoundHolds(t *testing.T) {
 	worst := math.Inf(1)
 	loosest := 0.0
 	for seed := uint64(0); seed < 300; seed++ {
-		p := Probe(atf, b, r, n, r, 1, 0, seed, nil)
+		p := Probe(af, b, r, n, r, 1, 0, seed, nil)
 		worst = min(worst, p.BoundA/exact)
 		loosest = max(loosest, p.BoundA/exact)
 	}
@@ -414,29 +403,57 @@ func TestProbeBoundHolds(t *testing.T) {
 	}
 }
 
-// TestProbeKernelHook: an installed kernel is used for k = 4 (here the
-// portable reference itself, counted), gives the same bounds, and nil
-// restores the built-in loop.
+// TestProbeKernelHook: installed loops are used for k = 4 (here the
+// portable references themselves, counted), give the same bounds, and
+// Kernels{} restores the built-in ones.
 func TestProbeKernelHook(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	a, b := svdForm(rng, 32, 700, 400)
-	at := transposed(a, 32, 400)
-	want := Probe(at, b, 32, 400, 700, 1, 0, 1, nil)
-	calls := 0
-	SetProbeKernel("counted", func(x []float32, rows, r int, w, acc []float32) {
-		calls++
-		ApplyPortable(x, rows, r, w, acc)
+	want := Probe(a, b, 32, 400, 700, 1, 0, 1, nil)
+	calls := map[string]int{}
+	SetKernels(Kernels{Name: "counted",
+		Apply4: func(x []float32, rows, r int, w, acc []float32) { calls["apply"]++; ApplyPortable(x, rows, r, w, acc) },
+		Apply4Cols: func(a []float32, r, n, j0, cols int, w, t, acc []float32) {
+			calls["cols"]++
+			ApplyColsPortable(a, r, n, j0, cols, 4, w, t, acc)
+		},
+		ColSquares: func(x []float32, rows, r int, acc []float32) { calls["colsq"]++; ColSquaresPortable(x, rows, r, acc) },
+		RowSquares: func(a []float32, r, n int, out []float64) { calls["rowsq"]++; RowSquaresPortable(a, r, n, out) },
 	})
-	defer SetProbeKernel("", nil)
-	got := Probe(at, b, 32, 400, 700, 1, 0, 1, nil)
-	if calls == 0 || ProbeKernel() != "counted" {
-		t.Fatalf("the installed kernel was not used (%d calls, %q)", calls, ProbeKernel())
+	defer SetKernels(Kernels{})
+	got := Probe(a, b, 32, 400, 700, 1, 0, 1, nil)
+	if len(calls) != 4 || ProbeKernel() != "counted" {
+		t.Fatalf("the installed loops were not all used (%v, %q)", calls, ProbeKernel())
 	}
-	if math.Abs(got.BoundA-want.BoundA) > 1e-4*want.BoundA || math.Abs(got.BoundB-want.BoundB) > 1e-4*want.BoundB {
-		t.Errorf("bounds %g %g with the kernel, %g %g without", got.BoundA, got.BoundB, want.BoundA, want.BoundB)
+	// The built-in loop takes rows in pairs: the same sums, rounded apart.
+	if math.Abs(got.BoundA-want.BoundA) > 1e-4*want.BoundA || math.Abs(got.BoundB-want.BoundB) > 1e-4*want.BoundB || got.NormA != want.NormA || got.NormB != want.NormB {
+		t.Errorf("bounds %g %g with the hooks, %g %g without", got.BoundA, got.BoundB, want.BoundA, want.BoundB)
 	}
-	SetProbeKernel("", nil)
+	SetKernels(Kernels{})
 	if ProbeKernel() != "go" {
 		t.Errorf("kernel %q after reset", ProbeKernel())
+	}
+}
+
+// TestApplyColsMatchesRows: the column-block product of A equals the row
+// product of its transpose (the two ways the probes apply a Gram).
+func TestApplyColsMatchesRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const r, n = 24, 700
+	a := randBF16(rng, r*n, 0.1)
+	at := make([]float32, n*r)
+	for i := 0; i < r; i++ {
+		for j := 0; j < n; j++ {
+			at[j*r+i] = a[i*n+j]
+		}
+	}
+	w := randBF16(rng, r*4, 1)
+	y1, y2 := make([]float64, r*4), make([]float64, r*4)
+	gramApplyCols(a, r, n, 4, w, y1, nil)
+	gramApply(at, n, r, 4, w, y2, nil)
+	for i := range y1 {
+		if math.Abs(y1[i]-y2[i]) > 1e-5*(1+math.Abs(y2[i])) {
+			t.Fatalf("entry %d: %g by columns, %g by rows", i, y1[i], y2[i])
+		}
 	}
 }

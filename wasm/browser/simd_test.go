@@ -1,0 +1,213 @@
+//go:build js && wasm
+
+package browser
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kvit-s/clefcheck/wasm/audit"
+	"github.com/kvit-s/clefcheck/wasm/dtype"
+	"github.com/kvit-s/clefcheck/wasm/source"
+	"github.com/kvit-s/clefcheck/wasm/spectral"
+)
+
+// Run with: GOOS=js GOARCH=wasm go test -exec "node scripts/wasm-node.js"
+// ./wasm/browser (make test-wasm), which exposes the Go memory as the
+// browser's worker.js does.
+
+func kernels(t testing.TB) *simd {
+	k, err := simdKernels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// TestSIMD: the kernels pass their checks and install; a wrong kernel does
+// not pass them.
+func TestSIMD(t *testing.T) {
+	if err := InstallSIMD(); err != nil {
+		t.Fatalf("InstallSIMD: %v", err)
+	}
+	defer spectral.SetKernels(spectral.Kernels{})
+	defer audit.SetScanKernel("", nil)
+	defer dtype.SetBF16Kernel(nil)
+	if spectral.ProbeKernel() != "wasm-simd" {
+		t.Fatalf("probe kernel %q", spectral.ProbeKernel())
+	}
+	for what, spoil := range map[string]func(k *simd){
+		"apply4": func(k *simd) {
+			f := k.probes.Apply4
+			k.probes.Apply4 = func(x []float32, rows, r int, w, acc []float32) { f(x, rows, r, w, acc); acc[1] += 0.5 }
+		},
+		"apply4cols": func(k *simd) {
+			f := k.probes.Apply4Cols
+			k.probes.Apply4Cols = func(a []float32, r, n, j0, cols int, w, tt, acc []float32) {
+				f(a, r, n, j0, cols, w, tt, acc)
+				acc[len(acc)-1] -= 0.25
+			}
+		},
+		"rowsq": func(k *simd) {
+			f := k.probes.RowSquares
+			k.probes.RowSquares = func(a []float32, r, n int, out []float64) { f(a, r, n, out); out[0] *= 1.01 }
+		},
+		"decode": func(k *simd) {
+			f := k.decode
+			k.decode = func(src []byte, dst []float32) int { return f(src, dst) - 1 }
+		},
+		"scan": func(k *simd) {
+			f := k.scan
+			k.scan = func(b []byte) (int, float64) { n, s := f(b); return n, s * 1.001 }
+		},
+	} {
+		k := kernels(t)
+		spoil(k)
+		if err := k.check(); err == nil {
+			t.Errorf("a wrong %s passed the checks", what)
+		}
+	}
+}
+
+// TestSIMDProbe: the randomized check of an SVD-form pair at r = 256 gives
+// the same figures with the SIMD kernels as with the portable loops.
+func TestSIMDProbe(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const r, in, out = 256, 1000, 700
+	a := make([]float32, r*in)
+	b := make([]float32, out*r)
+	for i := range a {
+		a[i] = float32(rng.NormFloat64() * 0.01)
+	}
+	for i := range b {
+		b[i] = float32(rng.NormFloat64() * 0.01)
+	}
+	want := spectral.Probe(a, b, r, in, out, 1, 0, 3, nil)
+	spectral.SetKernels(kernels(t).probes)
+	defer spectral.SetKernels(spectral.Kernels{})
+	got := spectral.Probe(a, b, r, in, out, 1, 0, 3, nil)
+	if math.Abs(got.BoundA-want.BoundA) > 1e-3*want.BoundA || math.Abs(got.BoundB-want.BoundB) > 1e-3*want.BoundB ||
+		math.Abs(got.NormA-want.NormA) > 1e-6*want.NormA || math.Abs(got.NormB-want.NormB) > 1e-6*want.NormB {
+		t.Errorf("SIMD: bounds %g %g norms %g %g; portable: %g %g, %g %g", got.BoundA, got.BoundB, got.NormA, got.NormB, want.BoundA, want.BoundB, want.NormA, want.NormB)
+	}
+}
+
+// A tensor's worth of bf16: the SIMD scan and decode against the portable ones.
+func TestSIMDTensor(t *testing.T) {
+	k := kernels(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	n := 5120*256 + 24
+	b := make([]byte, 2*n)
+	for i := 0; i < len(b); i += 2 {
+		v := uint16(math.Float32bits(float32(rng.NormFloat64()*0.02)) >> 16)
+		if rng.IntN(100000) == 0 {
+			v = 0x7f80 // +Inf
+		}
+		b[i], b[i+1] = byte(v), byte(v>>8)
+	}
+	bulk := len(b) / 16 * 16
+	nf, ss := k.scan(b[:bulk])
+	wnf, wss := audit.ScanBF16(b[:bulk])
+	if nf != wnf || math.Abs(ss-wss) > 1e-6*wss || wnf == 0 {
+		t.Errorf("SIMD scan: %d non-finite, Σx² %g; portable: %d, %g", nf, ss, wnf, wss)
+	}
+	want := make([]float32, n)
+	dnf, _ := dtype.Decode32("BF16", b, want)
+	dtype.SetBF16Kernel(k.decode)
+	defer dtype.SetBF16Kernel(nil)
+	got := make([]float32, n)
+	gnf, _ := dtype.Decode32("BF16", b, got)
+	if gnf != dnf {
+		t.Errorf("decode counts %d non-finite, portable %d", gnf, dnf)
+	}
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("value %d: %x, want %x", i, math.Float32bits(got[i]), math.Float32bits(want[i]))
+		}
+	}
+}
+
+func BenchmarkSIMD(b *testing.B) {
+	k := kernels(b)
+	rng := rand.New(rand.NewPCG(1, 3))
+	const rows, r = 17408, 256
+	x := make([]float32, rows*r)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	w, acc, t := make([]float32, r*4), make([]float32, r*4), make([]float32, 256*4)
+	gfma := func(b *testing.B) {
+		b.ReportMetric(float64(2*rows*r*4)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFMA/s")
+	}
+	b.Run("apply4", func(b *testing.B) {
+		for b.Loop() {
+			for i0 := 0; i0 < rows; i0 += 256 {
+				k.probes.Apply4(x[i0*r:(i0+256)*r], 256, r, w, acc)
+			}
+		}
+		gfma(b)
+	})
+	b.Run("apply4cols", func(b *testing.B) { // A = x as 256 × 17408
+		for b.Loop() {
+			for j0 := 0; j0 < rows; j0 += 256 {
+				k.probes.Apply4Cols(x, r, rows, j0, 256, w, t, acc)
+			}
+		}
+		gfma(b)
+	})
+	b.Run("rowsq", func(b *testing.B) {
+		out := make([]float64, r)
+		b.SetBytes(int64(4 * len(x)))
+		for b.Loop() {
+			k.probes.RowSquares(x, r, rows, out)
+		}
+	})
+	buf := make([]byte, 8<<20)
+	b.Run("scan", func(b *testing.B) {
+		b.SetBytes(int64(len(buf)))
+		for b.Loop() {
+			k.scan(buf)
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		dst := make([]float32, len(buf)/2)
+		b.SetBytes(int64(len(buf)))
+		for b.Loop() {
+			k.decode(buf, dst)
+		}
+	})
+}
+
+// TestFullTwinSIMD times one worker's engine with the SIMD kernels on the
+// 1.40 GB twin in Node (set CLEFCHECK_FULL; make bench-browser makes the twin).
+func TestFullTwinSIMD(t *testing.T) {
+	full := os.Getenv("CLEFCHECK_FULL")
+	if full == "" {
+		t.Skip("set CLEFCHECK_FULL")
+	}
+	if err := InstallSIMD(); err != nil {
+		t.Fatal(err)
+	}
+	defer spectral.SetKernels(spectral.Kernels{})
+	defer audit.SetScanKernel("", nil)
+	defer dtype.SetBF16Kernel(nil)
+	for _, o := range []audit.Options{{Quick: true, Workers: 1}, {Randomized: true, Workers: 1}} {
+		start := time.Now()
+		res, err := audit.Run(context.Background(), source.Dir(filepath.Join(full, "adapter")), ".", o)
+		if err != nil || res.Verdict == "fail" {
+			t.Fatalf("%v %v", err, res.Findings)
+		}
+		grams := 0
+		for _, m := range res.Matrices {
+			if m.Method == "gram" {
+				grams++
+			}
+		}
+		t.Logf("%s audit, one goroutine, %s: %v (%d pairs by exact Gram)", res.Summary.Mode, res.Summary.Kernel, time.Since(start).Round(10*time.Millisecond), grams)
+	}
+}
