@@ -90,30 +90,17 @@ const (
 	opF64Add         = 0xf0
 )
 
-// apply4Body is apply4(x, rows, r, w, acc i32): for each row x of X,
-// u = Σ_c x_c·w_c, then acc_c += x_c·u (w and acc rows are one f32x4).
+// apply4Body is apply4(x, rows, r, w, acc i32), rows even: for each pair
+// of rows x, x' of X, u = Σ_c x_c·w_c and u' likewise (w and acc rows are
+// one f32x4), then acc_c += x_c·u + x'_c·u'.
 func apply4Body() []byte {
 	const (
 		pX, pRows, pR, pW, pAcc = 0, 1, 2, 3, 4
 		lP, lRowBytes, lXEnd    = 5, 6, 7
-		lU                      = 8
-		lQ                      = 10
+		lQ, lP2                 = 8, 9
+		lU, lU2, lWc            = 10, 11, 12
 	)
 	var a asm
-	inner := func(first func(), second func()) {
-		a.get(pX)
-		a.set(lP)
-		first()
-		a.op(0x03, 0x40) // loop
-		second()
-		a.add(lP, 4)
-		a.add(lQ, 16)
-		a.get(lP)
-		a.get(pX)
-		a.get(lRowBytes)
-		a.op(0x6a, 0x49, 0x0d, 0) // i32.add, i32.lt_u, br_if 0
-		a.op(0x0b)
-	}
 	// rowBytes = r << 2; xEnd = x + rows·rowBytes
 	a.get(pR)
 	a.i32(2)
@@ -128,43 +115,74 @@ func apply4Body() []byte {
 	a.get(pX)
 	a.get(lXEnd)
 	a.op(0x4f, 0x0d, 0) // i32.ge_u, br_if 0
-	a.op(0x03, 0x40)    // loop over rows
-	a.vconst([16]byte{})
-	a.set(lU)
-	inner(func() { a.get(pW); a.set(lQ) }, func() {
-		// u += splat(x[c]) · w[c]
-		a.get(lU)
+	a.op(0x03, 0x40)    // loop over pairs of rows
+	for pass := 0; pass < 2; pass++ {
+		a.get(pX)
+		a.set(lP)
+		a.get(pX)
+		a.get(lRowBytes)
+		a.op(0x6a)
+		a.set(lP2)
+		if pass == 0 {
+			a.get(pW)
+			a.vzero(lU)
+			a.vzero(lU2)
+		} else {
+			a.get(pAcc)
+		}
+		a.set(lQ)
+		a.op(0x03, 0x40) // over the row
+		if pass == 0 {
+			// u += splat(x_c)·w_c; u' += splat(x'_c)·w_c
+			a.get(lQ)
+			a.vload()
+			a.set(lWc)
+			a.get(lU)
+			a.vsplatLoad(lP)
+			a.get(lWc)
+			a.v(opF32Mul)
+			a.v(opF32Add)
+			a.set(lU)
+			a.get(lU2)
+			a.vsplatLoad(lP2)
+			a.get(lWc)
+			a.v(opF32Mul)
+			a.v(opF32Add)
+			a.set(lU2)
+		} else {
+			// acc_c += splat(x_c)·u + splat(x'_c)·u'
+			a.get(lQ)
+			a.get(lQ)
+			a.vload()
+			a.vsplatLoad(lP)
+			a.get(lU)
+			a.v(opF32Mul)
+			a.v(opF32Add)
+			a.vsplatLoad(lP2)
+			a.get(lU2)
+			a.v(opF32Mul)
+			a.v(opF32Add)
+			a.vstore(0)
+		}
+		a.add(lP, 4)
+		a.add(lP2, 4)
+		a.add(lQ, 16)
 		a.get(lP)
-		a.op(0x2a, 2, 0) // f32.load
-		a.v(opF32Splat)
-		a.get(lQ)
-		a.vload()
-		a.v(opF32Mul)
-		a.v(opF32Add)
-		a.set(lU)
-	})
-	inner(func() { a.get(pAcc); a.set(lQ) }, func() {
-		// acc[c] += splat(x[c]) · u
-		a.get(lQ)
-		a.get(lQ)
-		a.vload()
-		a.get(lP)
-		a.op(0x2a, 2, 0)
-		a.v(opF32Splat)
-		a.get(lU)
-		a.v(opF32Mul)
-		a.v(opF32Add)
-		a.vstore(0)
-	})
+		a.get(pX)
+		a.get(lRowBytes)
+		a.op(0x6a, 0x49, 0x0d, 0, 0x0b) // i32.add, i32.lt_u, br_if 0, end
+	}
+	// two rows on
 	a.get(pX)
 	a.get(lRowBytes)
-	a.op(0x6a, 0x22, pX) // i32.add, local.tee x
+	a.i32(1)
+	a.op(0x74, 0x6a, 0x22, pX) // i32.shl, i32.add, local.tee x
 	a.get(lXEnd)
-	a.op(0x49, 0x0d, 0) // i32.lt_u, br_if 0 (next row)
+	a.op(0x49, 0x0d, 0) // i32.lt_u, br_if 0 (next pair)
 	a.op(0x0b)          // loop
 	a.op(0x0b)          // block
-	// locals: 5, 6, 7 i32; 8, 9 v128; 10 i32
-	return a.body(3, tI32, 2, tV128, 1, tI32)
+	// locals: 5–9 i32; 10–12 v128
+	return a.body(5, tI32, 3, tV128)
 }
 
 // scanBody is scan(p, nvec, out i32) over nvec × 8 bf16 values: it counts
@@ -276,13 +294,14 @@ func scanBody() []byte {
 }
 
 // apply4ColsBody is apply4cols(a, r, stride, cols, w, t, acc i32): a points
-// at A[0, j0], rows stride bytes apart; t (cols f32x4) = Σ_i A[i, ·]·w_i,
-// then acc_i += Σ_j A[i, j]·t_j.
+// at A[0, j0], rows stride bytes apart, r even; t (cols f32x4) =
+// Σ_i A[i, ·]·w_i, then acc_i += Σ_j A[i, j]·t_j. Rows go in pairs, so that
+// each t_j is loaded and stored once for two rows.
 func apply4ColsBody() []byte {
 	const (
 		pA, pR, pStride, pCols, pW, pT, pAcc = 0, 1, 2, 3, 4, 5, 6
-		lI, lP, lQ, lTEnd, lRowPtr, lX       = 7, 8, 9, 10, 11, 12
-		lWi, lY                              = 13, 14
+		lI, lP, lQ, lTEnd, lRowPtr, lX, lP2  = 7, 8, 9, 10, 11, 12, 13
+		lWi, lY, lWi2, lY2, lTj              = 14, 15, 16, 17, 18
 	)
 	var a asm
 	// tEnd = t + cols·16; t = 0
@@ -300,9 +319,13 @@ func apply4ColsBody() []byte {
 		a.set(lI)
 		a.get(pA)
 		a.set(lRowPtr)
-		a.op(0x03, 0x40) // rows
+		a.op(0x03, 0x40) // pairs of rows
 		a.get(lRowPtr)
 		a.set(lP)
+		a.get(lRowPtr)
+		a.get(pStride)
+		a.op(0x6a)
+		a.set(lP2)
 		a.get(pT)
 		a.set(lQ)
 		if pass == 0 {
@@ -310,12 +333,16 @@ func apply4ColsBody() []byte {
 			a.get(lX)
 			a.vload()
 			a.set(lWi)
+			a.get(lX)
+			a.v(0x00, 4, 16) // v128.load offset 16: w_{i+1}
+			a.set(lWi2)
 		} else {
 			a.vzero(lY)
+			a.vzero(lY2)
 		}
 		a.op(0x03, 0x40) // columns
 		if pass == 0 {
-			// t_j += splat(A[i, j])·w_i
+			// t_j += splat(A[i, j])·w_i + splat(A[i+1, j])·w_{i+1}
 			a.get(lQ)
 			a.get(lQ)
 			a.vload()
@@ -323,22 +350,35 @@ func apply4ColsBody() []byte {
 			a.get(lWi)
 			a.v(opF32Mul)
 			a.v(opF32Add)
+			a.vsplatLoad(lP2)
+			a.get(lWi2)
+			a.v(opF32Mul)
+			a.v(opF32Add)
 			a.vstore(0)
 		} else {
-			// y += splat(A[i, j])·t_j
-			a.get(lY)
-			a.vsplatLoad(lP)
+			// y += splat(A[i, j])·t_j; y2 += splat(A[i+1, j])·t_j
 			a.get(lQ)
 			a.vload()
+			a.set(lTj)
+			a.get(lY)
+			a.vsplatLoad(lP)
+			a.get(lTj)
 			a.v(opF32Mul)
 			a.v(opF32Add)
 			a.set(lY)
+			a.get(lY2)
+			a.vsplatLoad(lP2)
+			a.get(lTj)
+			a.v(opF32Mul)
+			a.v(opF32Add)
+			a.set(lY2)
 		}
 		a.add(lP, 4)
+		a.add(lP2, 4)
 		a.add(lQ, 16)
 		a.whileLt(lQ, lTEnd)
 		if pass == 1 {
-			// acc_i += y
+			// acc_i += y; acc_{i+1} += y2
 			a.addr16(lX, pAcc, lI)
 			a.get(lX)
 			a.get(lX)
@@ -346,16 +386,23 @@ func apply4ColsBody() []byte {
 			a.get(lY)
 			a.v(opF32Add)
 			a.vstore(0)
+			a.get(lX)
+			a.get(lX)
+			a.v(0x00, 4, 16)
+			a.get(lY2)
+			a.v(opF32Add)
+			a.vstore(16)
 		}
 		a.get(lRowPtr)
 		a.get(pStride)
-		a.op(0x6a)
+		a.i32(1)
+		a.op(0x74, 0x6a) // i32.shl, i32.add: two rows on
 		a.set(lRowPtr)
-		a.add(lI, 1)
+		a.add(lI, 2)
 		a.whileLt(lI, pR)
 	}
-	// locals: 7–12 i32; 13, 14 v128
-	return a.body(6, tI32, 2, tV128)
+	// locals: 7–13 i32; 14–18 v128
+	return a.body(7, tI32, 5, tV128)
 }
 
 // colSqBody is colsq(x, rows, r, acc i32): acc (r f32) += the squares of
@@ -636,13 +683,21 @@ func simdKernels() (*simd, error) {
 				return
 			}
 			_, _, _ = x[rows*r-1], w[r*4-1], acc[r*4-1]
+			if rows%2 == 1 { // the kernel takes rows in pairs
+				rows--
+				spectral.ApplyPortable(x[rows*r:], 1, r, w, acc)
+				if rows == 0 {
+					return
+				}
+			}
 			applyFn.Invoke(addr(x), rows, r, addr(w), addr(acc))
 			runtime.KeepAlive(x)
 			runtime.KeepAlive(w)
 			runtime.KeepAlive(acc)
 		},
 		Apply4Cols: func(a []float32, r, n, j0, cols int, w, t, acc []float32) {
-			if r <= 0 || cols <= 0 {
+			if r%2 != 0 || r <= 0 || cols <= 0 {
+				spectral.ApplyColsPortable(a, r, n, j0, cols, 4, w, t, acc)
 				return
 			}
 			_, _, _, _ = a[(r-1)*n+j0+cols-1], w[r*4-1], t[cols*4-1], acc[r*4-1]
@@ -731,7 +786,7 @@ func (k *simd) check() error {
 		}
 		return nil
 	}
-	for _, size := range [][2]int{{1, 4}, {3, 16}, {37, 256}, {300, 12}} {
+	for _, size := range [][2]int{{1, 4}, {3, 16}, {37, 256}, {300, 12}, {64, 40}} {
 		rows, r := size[0], size[1]
 		x, w := randn(rows*r, false), randn(r*4, false)
 		got, want := make([]float32, r*4), make([]float32, r*4)
