@@ -52,3 +52,21 @@ self.clefcheckFetch = async function (url, method, headers, body, limit, signal)
   }
   return { status: resp.status, headers: hdrs, body: out, truncated: truncated };
 };
+
+// clefcheckFetchRange fetches bytes [start, end] of url and resolves to an
+// ArrayBuffer of exactly that length, or rejects: the page fetches the
+// audit workers' next segments with it while they compute, and transfers
+// the buffers to them (no copy through the page's Go memory).
+self.clefcheckFetchRange = async function (url, start, end, token) {
+  const headers = { Range: "bytes=" + start + "-" + end };
+  if (token) headers.Authorization = "Bearer " + token;
+  const resp = await fetch(url, { headers: headers, credentials: "omit" });
+  if (resp.status !== 206) throw new Error("HTTP " + resp.status + " for a range of " + url);
+  const m = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(resp.headers.get("content-range") || "");
+  if (!m || Number(m[1]) !== start || Number(m[2]) !== end) throw new Error("unexpected Content-Range for " + url);
+  const len = Number(resp.headers.get("content-length"));
+  if (len !== end - start + 1 || resp.headers.get("content-encoding")) throw new Error("unexpected Content-Length or Content-Encoding for " + url);
+  const ab = await resp.arrayBuffer();
+  if (ab.byteLength !== end - start + 1) throw new Error("short body for " + url);
+  return ab;
+};

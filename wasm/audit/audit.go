@@ -90,14 +90,16 @@ type Options struct {
 }
 
 // Job is a pair whose values are to be checked, and where its factors
-// are: the file and the offset of the first factor's first byte (a remote
-// checker reading by range can group neighbours, see Segments). File is
-// empty when the two factors are in different shards.
+// are: the file, and the span from the first factor's first byte to the
+// last one's end (a remote checker reading by range can group neighbours,
+// see Segments, and fetch a group's span at once). File is empty when the
+// two factors are in different shards.
 type Job struct {
 	Module string `json:"module"`
 	Bytes  int64  `json:"bytes"`
 	File   string `json:"file,omitempty"`
 	Begin  int64  `json:"begin"`
+	End    int64  `json:"end"`
 }
 
 // Figures are what checking one pair's values finds: the fields of Matrix
@@ -734,7 +736,7 @@ func (a *auditor) checkRemote(ctx context.Context, todo []*Matrix, meter *progre
 		tb, rb, _ := a.ck.Tensor(m.keyB)
 		jobs[i] = Job{Module: m.Module, Bytes: ta.Bytes() + tb.Bytes()}
 		if ra == rb {
-			jobs[i].File, jobs[i].Begin = ra.Name, min(ta.Offset, tb.Offset)
+			jobs[i].File, jobs[i].Begin, jobs[i].End = ra.Name, min(ta.Offset, tb.Offset), max(ta.Offset+ta.Bytes(), tb.Offset+tb.Bytes())
 		}
 		want[m.Module] = m
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"slices"
 	"syscall/js"
 
@@ -102,10 +103,11 @@ func ServeAuditWorker() {
 	}
 	post("op", "ready", "simd_error", simdErr)
 	var sess *audit.Session
+	var httpSrc *source.HTTP
 	for m := range msgs {
 		switch m.Get("op").String() {
 		case "open":
-			s, err := openSession(m)
+			s, h, err := openSession(m)
 			if err != nil {
 				post("op", "error", "msg", err.Error())
 				continue
@@ -113,12 +115,18 @@ func ServeAuditWorker() {
 			if sess != nil {
 				sess.Close()
 			}
-			sess = s
+			sess, httpSrc = s, h
 			post("op", "opened", "kernel", s.Kernel())
 		case "pairs":
 			if sess == nil {
 				post("op", "error", "msg", "pairs before open")
 				continue
+			}
+			if buf := m.Get("buf"); buf.Truthy() && httpSrc != nil {
+				// The page fetched this segment's span while we computed.
+				data := make([]byte, buf.Get("byteLength").Int())
+				js.CopyBytesToGo(data, js.Global().Get("Uint8Array").New(buf))
+				httpSrc.Preload(m.Get("file").String(), int64(m.Get("offset").Float()), data)
 			}
 			mods := m.Get("modules")
 			for i := 0; i < mods.Length(); i++ {
@@ -139,31 +147,32 @@ func ServeAuditWorker() {
 	}
 }
 
-func openSession(m js.Value) (*audit.Session, error) {
+func openSession(m js.Value) (*audit.Session, *source.HTTP, error) {
 	var spec AuditSpec
 	if err := json.Unmarshal([]byte(m.Get("spec").String()), &spec); err != nil {
-		return nil, fmt.Errorf("audit spec: %v", err)
+		return nil, nil, fmt.Errorf("audit spec: %v", err)
 	}
 	opt, err := spec.options()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var fsys fs.FS
+	var hs *source.HTTP
 	switch {
 	case m.Get("url").Truthy():
 		h, err := source.NewHTTP(m.Get("url").String())
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		h.ReadAhead = readAhead
 		if t := m.Get("token"); t.Truthy() {
 			h.Token = t.String()
 		}
-		fsys = h
+		fsys, hs = h, h
 	case m.Get("files").Truthy():
 		files, names := m.Get("files"), m.Get("names")
 		if files.Length() != names.Length() {
-			return nil, errors.New("files and names differ in number")
+			return nil, nil, errors.New("files and names differ in number")
 		}
 		f := &Files{byName: map[string]*File{}}
 		for i := 0; i < files.Length(); i++ {
@@ -171,9 +180,10 @@ func openSession(m js.Value) (*audit.Session, error) {
 		}
 		fsys = f
 	default:
-		return nil, errors.New("open: neither a URL nor files")
+		return nil, nil, errors.New("open: neither a URL nor files")
 	}
-	return audit.Open(fsys, m.Get("dir").String(), opt)
+	sess, err := audit.Open(fsys, m.Get("dir").String(), opt)
+	return sess, hs, err
 }
 
 // AuditPool is the page's side: Remote is an audit.Options.Remote that
@@ -207,12 +217,27 @@ func Workers() int {
 func CanUseWorkers() bool { return js.Global().Get("Worker").Type() == js.TypeFunction }
 
 // segmentBytes is about how much of the file one deal covers; readAhead
-// is the HTTP read-ahead window of a worker (its memory, with the decoded
-// factors, stays under ~100 MB).
+// is the HTTP read-ahead window of a worker, for the spans the page could
+// not fetch for it.
 const (
 	segmentBytes = 32 << 20
 	readAhead    = 32 << 20
 )
+
+// spanOf is the file and byte span covering a segment's pairs ("" when
+// they are not all in one file).
+func spanOf(seg []audit.Job) (file string, begin, end int64) {
+	for i, j := range seg {
+		if j.File == "" || (i > 0 && j.File != file) {
+			return "", 0, 0
+		}
+		if i == 0 {
+			file, begin, end = j.File, j.Begin, j.End
+		}
+		begin, end = min(begin, j.Begin), max(end, j.End)
+	}
+	return file, begin, end
+}
 
 type workerMsg struct {
 	w int
@@ -280,30 +305,65 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 		}
 	}
 	// Deal neighbouring pairs together, in file order, in segments of about
-	// segmentBytes (with read-ahead a worker then fetches each segment in
-	// one or two large range requests), biggest segments first.
+	// segmentBytes, biggest first, each worker holding up to `depth` of
+	// them. For a URL the page fetches each segment's span itself and
+	// transfers the bytes with the segment: the next one downloads while
+	// the worker computes (a worker busy in wasm does not drain its own
+	// downloads). If that fetch fails the worker reads the bytes itself.
 	segs := audit.Segments(jobs, segmentBytes)
+	const depth = 2
 	busy := make([][]string, n) // the pairs each worker holds
-	pending := make([]int, n)
+	outstanding := make([]int, n)
+	segOf := map[string]int{}
+	left := make([]int, len(segs))
+	for i, seg := range segs {
+		left[i] = len(seg)
+		for _, j := range seg {
+			segOf[j.Module] = i
+		}
+	}
 	next := 0
 	out := make([]audit.Figures, 0, len(jobs))
 	bytes := map[string]int64{}
 	for _, j := range jobs {
 		bytes[j.Module] = j.Bytes
 	}
-	give := func(w int) {
-		busy[w] = nil
-		if next < len(segs) {
-			mods := js.Global().Get("Array").New()
-			for _, j := range segs[next] {
-				mods.Call("push", j.Module)
-				busy[w] = append(busy[w], j.Module)
-			}
-			o := js.Global().Get("Object").New()
-			o.Set("op", "pairs")
-			o.Set("modules", mods)
+	send := func(w, i int) {
+		mods := js.Global().Get("Array").New()
+		for _, j := range segs[i] {
+			mods.Call("push", j.Module)
+			busy[w] = append(busy[w], j.Module)
+		}
+		o := js.Global().Get("Object").New()
+		o.Set("op", "pairs")
+		o.Set("modules", mods)
+		file, begin, end := spanOf(segs[i])
+		fetchRange := js.Global().Get("clefcheckFetchRange")
+		if p.URL == "" || file == "" || end-begin > 2*segmentBytes || fetchRange.Type() != js.TypeFunction {
 			workers[w].Call("postMessage", o)
-			pending[w] = len(segs[next])
+			return
+		}
+		u, err := url.JoinPath(p.URL, file)
+		if err != nil {
+			workers[w].Call("postMessage", o)
+			return
+		}
+		promise := fetchRange.Invoke(u, float64(begin), float64(end-1), p.Token)
+		go func() {
+			if buf, err := Await(promise); err == nil {
+				o.Set("buf", buf)
+				o.Set("file", file) // the path the worker opened it by (Reader.Name)
+				o.Set("offset", float64(begin))
+				workers[w].Call("postMessage", o, []any{buf})
+				return
+			}
+			workers[w].Call("postMessage", o)
+		}()
+	}
+	give := func(w int) {
+		for outstanding[w] < depth && next < len(segs) {
+			send(w, next)
+			outstanding[w]++
 			next++
 		}
 	}
@@ -340,7 +400,8 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 				busy[m.w] = slices.DeleteFunc(busy[m.w], func(s string) bool { return s == f.Module })
 				add(bytes[f.Module])
 				out = append(out, f)
-				if pending[m.w]--; pending[m.w] == 0 {
+				if left[segOf[f.Module]]--; left[segOf[f.Module]] == 0 {
+					outstanding[m.w]--
 					give(m.w)
 				}
 			case "error":

@@ -144,3 +144,33 @@ func TestHTTPReadAhead(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPPreload: reads inside a preloaded span cost no request and
+// return its bytes; reads outside it go to the server.
+func TestHTTPPreload(t *testing.T) {
+	data := make([]byte, 4<<20)
+	for i := range data {
+		data[i] = byte(i * 5 >> 2)
+	}
+	var requests atomic.Int32
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		http.ServeContent(w, r, "f.bin", time.Time{}, bytes.NewReader(data))
+	}))
+	defer hs.Close()
+	h, _ := source.NewHTTP(hs.URL)
+	f, err := h.Open("f.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ra := f.(io.ReaderAt)
+	h.Preload("f.bin", 1<<20, bytes.Clone(data[1<<20:3<<20]))
+	requests.Store(0)
+	buf := make([]byte, 1<<20+5)
+	if _, err := ra.ReadAt(buf, 1<<20+7); err != nil || !bytes.Equal(buf, data[1<<20+7:2<<20+12]) || requests.Load() != 0 {
+		t.Errorf("inside the span: %v, %d requests", err, requests.Load())
+	}
+	if _, err := ra.ReadAt(buf, 3<<20-100); err != nil || !bytes.Equal(buf, data[3<<20-100:4<<20-95]) || requests.Load() != 1 {
+		t.Errorf("across the span's end: %v, %d requests", err, requests.Load())
+	}
+}
