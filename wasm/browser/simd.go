@@ -61,6 +61,60 @@ func (a *asm) vzero(l byte) { a.vconst([16]byte{}); a.set(l) }
 // vsplatLoad pushes splat(f32 at local p).
 func (a *asm) vsplatLoad(p byte) { a.get(p); a.op(0x2a, 2, 0); a.v(opF32Splat) }
 
+// blockEnd sets local dst = min(local p + 1024, local end): 64 vectors,
+// the span over which float32 sums and 16-bit counts are kept.
+func (a *asm) blockEnd(dst, p, end byte) {
+	a.get(end)
+	a.get(p)
+	a.op(0x41, 0x80, 0x08, 0x6a, 0x22, dst) // i32.const 1024, i32.add, local.tee
+	a.get(dst)
+	a.get(end)
+	a.op(0x4b, 0x1b) // i32.gt_u, select: end if p+1024 > end
+	a.set(dst)
+}
+
+// flushF32 adds the four float32 lanes of local s into the f64x2 local acc.
+func (a *asm) flushF32(acc, s byte) {
+	a.get(acc)
+	a.get(s)
+	a.v(opF64PromoteLow)
+	a.v(opF64Add)
+	a.get(s)
+	a.get(s)
+	a.v(opShuffle, 8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15)
+	a.v(opF64PromoteLow)
+	a.v(opF64Add)
+	a.set(acc)
+}
+
+// nonfinite sets local mask to the bf16 lanes of local v whose exponent
+// bits are all set (NaN, ±Inf) and counts them into the i16x8 local cnt.
+func (a *asm) nonfinite(v, mask, cnt byte) {
+	exp := [16]byte{}
+	for i := 0; i < 16; i += 2 {
+		exp[i], exp[i+1] = 0x80, 0x7f // 0x7f80 little-endian
+	}
+	a.get(v)
+	a.vconst(exp)
+	a.v(opAnd)
+	a.vconst(exp)
+	a.v(opI16Eq)
+	a.set(mask)
+	a.get(cnt)
+	a.get(mask)
+	a.v(opI16Sub)
+	a.set(cnt)
+}
+
+// addCounts adds the i16x8 counts of local c16 into the i32x4 local c32.
+func (a *asm) addCounts(c32, c16 byte) {
+	a.get(c32)
+	a.get(c16)
+	a.v(opI32ExtaddI16S)
+	a.v(opI32Add)
+	a.set(c32)
+}
+
 // add p += n (an i32 local, n < 64).
 func (a *asm) add(l, n byte) { a.get(l); a.i32(n); a.op(0x6a); a.set(l) }
 
@@ -196,10 +250,6 @@ func scanBody() []byte {
 		lBlockEnd, lEnd          = 7, 8
 		lV, lMask, lW            = 9, 10, 11
 	)
-	exp := [16]byte{}
-	for i := 0; i < 16; i += 2 {
-		exp[i], exp[i+1] = 0x80, 0x7f // 0x7f80 little-endian
-	}
 	var a asm
 	a.get(pP)
 	a.get(pN)
@@ -215,31 +265,12 @@ func scanBody() []byte {
 	a.set(lS)
 	a.vconst([16]byte{})
 	a.set(lCnt16)
-	// blockEnd = min(p + 1024, end)
-	a.get(lEnd)
-	a.get(pP)
-	a.op(0x41, 0x80, 0x08) // i32.const 1024
-	a.op(0x6a, 0x22, lBlockEnd)
-	a.get(lBlockEnd)
-	a.get(lEnd)
-	a.op(0x4b) // i32.gt_u
-	a.op(0x1b) // select: end if blockEnd > end, else blockEnd
-	a.set(lBlockEnd)
+	a.blockEnd(lBlockEnd, pP, lEnd)
 	a.op(0x03, 0x40) // loop over vectors
 	a.get(pP)
 	a.vload()
 	a.set(lV)
-	// mask = (v & 0x7f80) == 0x7f80, per 16-bit lane
-	a.get(lV)
-	a.vconst(exp)
-	a.v(opAnd)
-	a.vconst(exp)
-	a.v(opI16Eq)
-	a.set(lMask)
-	a.get(lCnt16)
-	a.get(lMask)
-	a.v(opI16Sub)
-	a.set(lCnt16)
+	a.nonfinite(lV, lMask, lCnt16)
 	a.get(lV)
 	a.get(lMask)
 	a.v(opAndNot)
@@ -262,22 +293,8 @@ func scanBody() []byte {
 	a.get(lBlockEnd)
 	a.op(0x49, 0x0d, 0) // i32.lt_u, br_if 0
 	a.op(0x0b)          // loop over vectors
-	// acc += promote(s[0:2]) + promote(s[2:4]); cnt32 += pairwise(cnt16)
-	a.get(lAcc)
-	a.get(lS)
-	a.v(opF64PromoteLow)
-	a.v(opF64Add)
-	a.get(lS)
-	a.get(lS)
-	a.v(opShuffle, 8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15)
-	a.v(opF64PromoteLow)
-	a.v(opF64Add)
-	a.set(lAcc)
-	a.get(lCnt32)
-	a.get(lCnt16)
-	a.v(opI32ExtaddI16S)
-	a.v(opI32Add)
-	a.set(lCnt32)
+	a.flushF32(lAcc, lS)
+	a.addCounts(lCnt32, lCnt16)
 	a.get(pP)
 	a.get(lEnd)
 	a.op(0x49, 0x0d, 0) // i32.lt_u, br_if 0 (next block)
@@ -475,13 +492,7 @@ func rowSqBody() []byte {
 	a.set(lRowEnd)
 	a.op(0x03, 0x40) // blocks
 	a.vzero(lS)
-	a.get(lRowEnd)
-	a.get(lP)
-	a.op(0x41, 0x80, 0x08, 0x6a, 0x22, lBlockEnd) // i32.const 1024, i32.add, local.tee
-	a.get(lBlockEnd)
-	a.get(lRowEnd)
-	a.op(0x4b, 0x1b) // i32.gt_u, select
-	a.set(lBlockEnd)
+	a.blockEnd(lBlockEnd, lP, lRowEnd)
 	a.op(0x03, 0x40) // vectors
 	a.get(lP)
 	a.vload()
@@ -494,16 +505,7 @@ func rowSqBody() []byte {
 	a.set(lS)
 	a.add(lP, 16)
 	a.whileLt(lP, lBlockEnd)
-	a.get(lAcc)
-	a.get(lS)
-	a.v(opF64PromoteLow)
-	a.v(opF64Add)
-	a.get(lS)
-	a.get(lS)
-	a.v(opShuffle, 8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15)
-	a.v(opF64PromoteLow)
-	a.v(opF64Add)
-	a.set(lAcc)
+	a.flushF32(lAcc, lS)
 	a.whileLt(lP, lRowEnd)
 	a.get(lQ)
 	a.get(lAcc)
@@ -523,10 +525,6 @@ func decodeBody() []byte {
 		lEnd, lBlockEnd           = 4, 5
 		lV, lMask, lCnt16, lCnt32 = 6, 7, 8, 9
 	)
-	exp := [16]byte{}
-	for i := 0; i < 16; i += 2 {
-		exp[i], exp[i+1] = 0x80, 0x7f
-	}
 	var a asm
 	a.get(pSrc)
 	a.get(pN)
@@ -539,27 +537,12 @@ func decodeBody() []byte {
 	a.op(0x4f, 0x0d, 0)
 	a.op(0x03, 0x40) // blocks of 64 vectors
 	a.vzero(lCnt16)
-	a.get(lEnd)
-	a.get(pSrc)
-	a.op(0x41, 0x80, 0x08, 0x6a, 0x22, lBlockEnd)
-	a.get(lBlockEnd)
-	a.get(lEnd)
-	a.op(0x4b, 0x1b)
-	a.set(lBlockEnd)
+	a.blockEnd(lBlockEnd, pSrc, lEnd)
 	a.op(0x03, 0x40) // vectors
 	a.get(pSrc)
 	a.vload()
 	a.set(lV)
-	a.get(lV)
-	a.vconst(exp)
-	a.v(opAnd)
-	a.vconst(exp)
-	a.v(opI16Eq)
-	a.set(lMask)
-	a.get(lCnt16)
-	a.get(lMask)
-	a.v(opI16Sub)
-	a.set(lCnt16)
+	a.nonfinite(lV, lMask, lCnt16)
 	for i, ext := range []int{opI32ExtLowI16U, opI32ExtHighI16U} {
 		a.get(pDst)
 		a.get(lV)
@@ -571,11 +554,7 @@ func decodeBody() []byte {
 	a.add(pSrc, 16)
 	a.add(pDst, 32)
 	a.whileLt(pSrc, lBlockEnd)
-	a.get(lCnt32)
-	a.get(lCnt16)
-	a.v(opI32ExtaddI16S)
-	a.v(opI32Add)
-	a.set(lCnt32)
+	a.addCounts(lCnt32, lCnt16)
 	a.whileLt(pSrc, lEnd)
 	a.op(0x0b) // block
 	a.get(pOut)
