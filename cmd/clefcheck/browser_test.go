@@ -399,6 +399,14 @@ func TestBrowserFullTwinTimings(t *testing.T) {
 		if mode == "exact" {
 			summaryMode = "deep"
 		}
+		// The new audit has started when the previous verdict is gone.
+		for {
+			gone, err := chromedp.Run(wctx, chromedp.Evaluate[bool](`!document.querySelector("#verdict")`))
+			if err != nil || gone {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 		// Done when the verdict badge (not the inventory's) shows in a summary
 		// of this mode.
 		var text string
