@@ -5,11 +5,14 @@
 package web
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
+
+	"github.com/kvit-s/clefcheck/wasm/report"
 )
 
 // Pages lists the app's routes (for static generation too).
@@ -88,12 +91,7 @@ func safeHTTP(s string) (string, error) {
 }
 
 // clip shortens long strings for display.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
+func clip(s string, n int) string { return report.Clip(s, n) }
 
 // download offers data as a file.
 func download(name, mime string, data []byte) {
@@ -106,4 +104,29 @@ func download(name, mime string, data []byte) {
 	a.Set("download", name)
 	a.Call("click")
 	app.Window().Get("URL").Call("revokeObjectURL", href)
+}
+
+// downloads offers a page's report as JSON (made when clicked) and as
+// Markdown (made by the engine with the result); jsonID and mdID name the
+// buttons, name the files.
+func downloads(jsonID, mdID, name string, data func() []byte, md string) app.UI {
+	return app.Div().Class("actions").Body(
+		app.Button().ID(jsonID).Text("Download JSON").OnClick(func(ctx app.Context, e app.Event) {
+			download(name+".json", "application/json", data())
+		}),
+		app.Button().ID(mdID).Text("Download Markdown").Disabled(md == "").OnClick(func(ctx app.Context, e app.Event) {
+			download(name+".md", "text/markdown", []byte(md))
+		}),
+	)
+}
+
+// jsonOf is v as indented JSON.
+func jsonOf(v any) func() []byte {
+	return func() []byte {
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return []byte(fmt.Sprintf("{\"error\": %q}", err.Error()))
+		}
+		return b
+	}
 }

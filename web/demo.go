@@ -4,15 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
-	"github.com/kvit-s/clefcheck/wasm/decision"
-	"github.com/kvit-s/clefcheck/wasm/model"
-	"github.com/kvit-s/clefcheck/wasm/refs"
-	"github.com/kvit-s/clefcheck/wasm/source"
+	"github.com/kvit-s/clefcheck/wasm/jobs"
 )
 
 // DemoPage (at /embed) is the compact page for embedding in a model card
@@ -60,10 +55,7 @@ func (p *DemoPage) Render() app.UI {
 		app.Textarea().ID("demo-prompt").Rows(3).Text(p.Prompt).OnChange(p.ValueTo(&p.Prompt)),
 		app.Div().Class("controls").Body(
 			app.Input().ID("demo-options").Value(p.Options).Placeholder("options, comma-separated").OnChange(p.ValueTo(&p.Options)),
-			app.Select().ID("demo-where").OnChange(p.ValueTo(&p.Where)).Body(
-				app.Option().Value("server").Text("decision server").Selected(p.Where == "server"),
-				app.Option().Value("browser").Text("demo model, in this browser").Selected(p.Where == "browser"),
-			),
+			choice("demo-where", p.Where, p.ValueTo(&p.Where), "server", "decision server", "browser", "demo model, in this browser"),
 			app.If(p.Where == "server", func() app.UI {
 				return app.Input().ID("demo-server").Type("url").Placeholder("decision server URL (default: this site's demo service)").Value(p.Server).OnChange(p.ValueTo(&p.Server))
 			}),
@@ -97,76 +89,31 @@ func splitOptions(s string) []string {
 }
 
 func (p *DemoPage) onDecide(ctx app.Context, e app.Event) {
-	req := &decision.Request{ID: "demo", Prompt: p.Prompt, Options: splitOptions(p.Options)}
-	if err := req.Validate(); err != nil {
-		p.Status, p.Err = "error", err.Error()
-		return
+	spec := &jobs.Spec{Kind: jobs.KindDecide, Prompt: p.Prompt, Options: splitOptions(p.Options)}
+	if p.Where == "browser" {
+		spec.Browser, spec.Site = true, demoSite()
+	} else {
+		server := p.Server
+		if server == "" {
+			server = strings.TrimSuffix(siteURL("./"), "/")
+		}
+		u, err := safeHTTP(server)
+		if err != nil {
+			p.Status, p.Err = "error", err.Error()
+			return
+		}
+		spec.Server = u
 	}
 	p.Status, p.Err = "running", ""
-	where, server := p.Where, p.Server
-	if server == "" {
-		server = strings.TrimSuffix(siteURL("./"), "/")
-	}
 	ctx.Async(func() {
-		start := time.Now()
-		var choice string
-		var probs []float64
-		var err error
-		if where == "browser" {
-			var a *refs.Answer
-			if a, err = decideInBrowser(req.ID, req.Prompt, req.Options); err == nil {
-				choice, probs = a.Choice, a.Probs
-			}
-		} else {
-			var u string
-			if u, err = safeHTTP(server); err == nil {
-				var r *decision.Response
-				r, err = (&decision.Client{BaseURL: u, Timeout: 60 * time.Second}).Decide(context.Background(), req)
-				if err == nil {
-					choice, probs = r.Choice, r.Probs
-				}
-			}
-		}
-		ms := float64(time.Since(start).Microseconds()) / 1000
+		out, err := runJob(context.Background(), spec, nil)
 		ctx.Dispatch(func(ctx app.Context) {
 			if err != nil {
 				p.Status, p.Err = "error", err.Error()
 				return
 			}
-			p.Status, p.Choice, p.Opts, p.Probs, p.MS = "done", choice, req.Options, probs, ms
+			d := out.Decided
+			p.Status, p.Choice, p.Opts, p.Probs, p.MS = "done", d.Choice, d.Options, d.Probs, d.MS
 		})
 	})
-}
-
-var (
-	demoModelOnce sync.Once
-	demoModel     *model.Model
-	demoModelErr  error
-)
-
-// decideInBrowser runs the demo world's model here: the base checkpoint
-// with the adapter applied at run time, read from the site by range.
-func decideInBrowser(id, prompt string, options []string) (*refs.Answer, error) {
-	demoModelOnce.Do(func() {
-		base, err1 := source.NewHTTP(siteURL("demo/base/"))
-		ad, err2 := source.NewHTTP(siteURL("demo/adapter/"))
-		root, err3 := source.NewHTTP(siteURL("demo/"))
-		if demoModelErr = firstErr(err1, err2, err3); demoModelErr != nil {
-			return
-		}
-		head, err := model.LoadHead(root)
-		if err != nil {
-			demoModelErr = err
-			return
-		}
-		demoModel, demoModelErr = model.Load(base, head, model.Options{Adapter: ad})
-	})
-	if demoModelErr != nil {
-		return nil, fmt.Errorf("loading the demo model: %v", demoModelErr)
-	}
-	res, err := demoModel.Forward(model.Tokenize(prompt, options), options)
-	if err != nil {
-		return nil, err
-	}
-	return &refs.Answer{ID: id, Options: options, Logits: res.Logits, Probs: res.Probs, Choice: options[res.Choice]}, nil
 }

@@ -5,52 +5,47 @@ package web
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"net/url"
 	"syscall/js"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
-	"github.com/kvit-s/clefcheck/wasm/audit"
 	"github.com/kvit-s/clefcheck/wasm/browser"
-	"github.com/kvit-s/clefcheck/wasm/source"
+	"github.com/kvit-s/clefcheck/wasm/jobs"
 )
 
-// pickedFiles returns the FileList stashed in the JS global name (by an
-// input or a drop handler) as an fs.FS.
-func pickedFiles(name string) (fs.FS, []string, error) {
+// pickedNames lists the files of the FileList stashed in the JS global
+// name (by an input or a drop handler); the engine worker reads them.
+func pickedNames(name string) ([]string, error) {
 	list := js.Global().Get(name)
 	if !list.Truthy() || list.Get("length").Int() == 0 {
-		return nil, nil, errors.New("no files chosen")
+		return nil, errors.New("no files chosen")
 	}
-	f := browser.FromFileList(list)
-	return f, f.Names(), nil
+	names := make([]string, list.Length())
+	for i := range names {
+		f := list.Index(i)
+		names[i] = f.Get("name").String()
+		if rel := f.Get("webkitRelativePath"); rel.Truthy() && rel.String() != "" {
+			names[i] = rel.String()
+		}
+	}
+	return names, nil
 }
 
-func newYield() func() error {
-	y := &browser.Yielder{}
-	return y.Yield
-}
+// engine is the engine worker (engine.wasm) every page's work runs in.
+var engine = &browser.Engine{}
 
-// auditRemote returns an audit.Options.Remote that checks the pairs in Web
-// Workers, or nil when they cannot be used for fsys here.
-func auditRemote(fsys fs.FS, opt audit.Options, onStart func(int, string)) func(context.Context, []audit.Job, func(int64)) ([]audit.Figures, error) {
-	if !browser.CanUseWorkers() {
-		return nil
+// runJob runs spec in the engine worker, attaching the FileLists its
+// "files" inputs name (JS globals set by the pickers).
+func runJob(ctx context.Context, spec *jobs.Spec, onEvent func(jobs.Event)) (*jobs.Output, error) {
+	if engine.WorkerURL == "" {
+		engine.WorkerURL = siteURL("web/worker.js") + "?v=" + url.QueryEscape(app.Getenv("GOAPP_VERSION"))
 	}
-	spec, err := browser.SpecOf(opt)
-	if err != nil {
-		return nil
+	files := map[string]js.Value{}
+	for _, in := range []*jobs.Input{spec.Adapter, spec.Base, spec.Tuned, spec.Ref, spec.Cand, spec.Site} {
+		if in != nil && in.Files != "" {
+			files[in.Files] = js.Global().Get(in.Files)
+		}
 	}
-	pool := &browser.AuditPool{N: browser.Workers(), Dir: ".", Spec: spec, OnStart: onStart,
-		WorkerURL: siteURL("web/worker.js") + "?v=" + url.QueryEscape(app.Getenv("GOAPP_VERSION"))}
-	switch f := fsys.(type) {
-	case *source.HTTP:
-		pool.URL, pool.Token = f.Base.String(), f.Token
-	case *browser.Files:
-		pool.Files = f
-	default:
-		return nil
-	}
-	return pool.Remote
+	return engine.Run(ctx, spec, files, onEvent)
 }

@@ -7,17 +7,26 @@ import (
 	"errors"
 	"io/fs"
 
-	"github.com/kvit-s/clefcheck/wasm/audit"
+	"github.com/kvit-s/clefcheck/wasm/jobs"
+	"github.com/kvit-s/clefcheck/wasm/runner"
+	"github.com/kvit-s/clefcheck/wasm/source"
 )
 
-// pickedFiles exists only in the browser.
-func pickedFiles(string) (fs.FS, []string, error) {
-	return nil, nil, errors.New("local files can be read only in the browser")
-}
+var errNoFiles = errors.New("local files can be read only in the browser")
 
-func newYield() func() error { return nil }
+func pickedNames(string) ([]string, error) { return nil, errNoFiles }
 
-// auditRemote: there are no Web Workers outside the browser.
-func auditRemote(fs.FS, audit.Options, func(int, string)) func(context.Context, []audit.Job, func(int64)) ([]audit.Figures, error) {
-	return nil
+// runJob runs spec in this process: outside the browser there is no engine
+// worker (the component tests), and only URLs can be opened.
+func runJob(ctx context.Context, spec *jobs.Spec, onEvent func(jobs.Event)) (*jobs.Output, error) {
+	return runner.Run(ctx, spec, runner.Host{Open: func(in *jobs.Input) (fs.FS, error) {
+		if in.URL == "" {
+			return nil, errNoFiles
+		}
+		h, err := source.NewHTTP(in.URL)
+		if err == nil {
+			h.Token = in.Token
+		}
+		return h, err
+	}}, onEvent)
 }

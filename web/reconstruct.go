@@ -3,16 +3,16 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"strings"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
+	"github.com/kvit-s/clefcheck/wasm/jobs"
 	"github.com/kvit-s/clefcheck/wasm/rebuild"
-	"github.com/kvit-s/clefcheck/wasm/safetensors"
-	"github.com/kvit-s/clefcheck/wasm/source"
+	"github.com/kvit-s/clefcheck/wasm/report"
 )
 
 // ReconstructPage samples blocks of s·B·A and, given the base and tuned
@@ -31,14 +31,17 @@ type ReconstructPage struct {
 	Size     int
 	Block    *rebuild.Block
 	Rebuild  *rebuild.Result
-	Prog     string
-	Source   string // what the adapter is, for the report
-	CkSource string // what the checkpoints are
-	adapter  fs.FS
-	base     fs.FS
-	tuned    fs.FS
-	// Local checkpoint files picked so far (both are needed).
-	pickedBase, pickedTuned fs.FS
+	// The block and the rebuild as Markdown (from the engine).
+	BlockMD, RebuildMD string
+	RebuildPage        int // the page of the rebuild's modules shown
+	Prog               string
+	Source             string // what the adapter is, for the report
+	CkSource           string // what the checkpoints are
+	adapter            *jobs.Input
+	base               *jobs.Input
+	tuned              *jobs.Input
+	// Whether local base and tuned files were picked (both are needed).
+	pickedBase, pickedTuned bool
 }
 
 func (p *ReconstructPage) OnInit() {
@@ -51,45 +54,31 @@ func (p *ReconstructPage) Render() app.UI {
 		app.P().Class("lead").Text("Computes a block of ΔW = s·B·A from the factors, reading only the bytes it needs, and — given the base and tuned checkpoints — the rebuild figures of every module (residual against the bf16 noise of the tuned weight, relative error) and the card's identity check of every tensor."),
 		app.Div().Class("card controls").Body(
 			app.Button().ID("recon-demo").Class("primary").Text("Load the demo world").OnClick(p.onDemo).Disabled(p.Status == "loading" || p.Status == "running"),
-			app.Input().ID("recon-url").Type("url").Placeholder("adapter URL (…/resolve/main)").Value(p.URL).OnChange(p.ValueTo(&p.URL)),
+			field("recon-url", "url", "adapter URL (…/resolve/main)", p.URL, p.ValueTo(&p.URL)),
 			app.Button().ID("recon-open").Text("Open URL").OnClick(p.onURL),
-			app.Label().Class("file").Body(app.Text("or local adapter files "),
-				app.Input().ID("recon-adapter-files").Type("file").Multiple(true).OnChange(p.onAdapterFiles)),
+			picker("recon-adapter-files", "or local adapter files ", false, p.onAdapterFiles),
 		),
 		app.If(len(p.Modules) > 0, func() app.UI {
 			return app.Div().Class("card controls").Body(
-				app.Select().ID("recon-module").OnChange(p.ValueTo(&p.Module)).Body(
-					app.Range(p.Modules).Slice(func(i int) app.UI {
-						return app.Option().Value(p.Modules[i]).Text(clip(p.Modules[i], 80)).Selected(p.Modules[i] == p.Module)
-					}),
-				),
-				app.Label().Body(app.Text("rows from "), app.Input().ID("recon-row").Type("number").Min(0).Value(p.Row0).OnChange(p.ValueTo(&p.Row0))),
-				app.Label().Body(app.Text("cols from "), app.Input().ID("recon-col").Type("number").Min(0).Value(p.Col0).OnChange(p.ValueTo(&p.Col0))),
-				app.Label().Body(app.Text("size "), app.Input().ID("recon-size").Type("number").Min(4).Max(64).Value(p.Size).OnChange(p.ValueTo(&p.Size))),
+				choice("recon-module", p.Module, p.ValueTo(&p.Module), p.moduleChoices()...),
+				app.Label().Body(app.Text("rows from "), field("recon-row", "number", "", p.Row0, p.ValueTo(&p.Row0)).Min(0)),
+				app.Label().Body(app.Text("cols from "), field("recon-col", "number", "", p.Col0, p.ValueTo(&p.Col0)).Min(0)),
+				app.Label().Body(app.Text("size "), field("recon-size", "number", "", p.Size, p.ValueTo(&p.Size)).Min(4).Max(jobs.MaxBlock)),
 				app.Button().ID("recon-sample").Text("Compute block").OnClick(p.onSample),
-				app.Input().ID("recon-base").Type("url").Placeholder("base checkpoint URL").Value(p.BaseURL).OnChange(p.ValueTo(&p.BaseURL)),
-				app.Input().ID("recon-tuned").Type("url").Placeholder("tuned checkpoint URL").Value(p.TunedURL).OnChange(p.ValueTo(&p.TunedURL)),
+				field("recon-base", "url", "base checkpoint URL", p.BaseURL, p.ValueTo(&p.BaseURL)),
+				field("recon-tuned", "url", "tuned checkpoint URL", p.TunedURL, p.ValueTo(&p.TunedURL)),
 				app.Button().ID("recon-checkpoints").Text("Use these checkpoints").OnClick(p.onCheckpoints),
-				app.Label().Class("file").Body(app.Text("or local base files (shards + index) "),
-					app.Input().ID("recon-base-files").Type("file").Multiple(true).OnChange(p.onCheckpointFiles(&p.pickedBase))),
-				app.Label().Class("file").Body(app.Text("local tuned files "),
-					app.Input().ID("recon-tuned-files").Type("file").Multiple(true).OnChange(p.onCheckpointFiles(&p.pickedTuned))),
+				picker("recon-base-files", "or local base files (shards + index) ", false, p.onCheckpointFiles("__clefcheckBase", &p.pickedBase)),
+				picker("recon-tuned-files", "local tuned files ", false, p.onCheckpointFiles("__clefcheckTuned", &p.pickedTuned)),
 				app.If(p.base != nil, func() app.UI {
 					return app.Button().ID("recon-rebuild").Text("Rebuild check (base + s·B·A vs tuned)").OnClick(p.onRebuild).Disabled(p.Status == "running")
 				}),
 			)
 		}),
-		app.If(p.Status == "error", func() app.UI { return app.Div().Class("card error").ID("error").Text(clip(p.Err, 600)) }),
+		app.If(p.Status == "error", func() app.UI { return errorCard(p.Err) }),
 		app.If(p.Status == "running" || p.Status == "loading", func() app.UI { return app.Div().Class("card").Text(p.Prog) }),
 		app.If(p.Block != nil || p.Rebuild != nil, func() app.UI {
-			return app.Div().Class("card actions").Body(
-				app.Button().ID("recon-download-json").Text("Download JSON").OnClick(func(ctx app.Context, e app.Event) {
-					download("clefcheck-reconstruct.json", "application/json", p.reportJSON())
-				}),
-				app.Button().ID("recon-download-md").Text("Download Markdown").OnClick(func(ctx app.Context, e app.Event) {
-					download("clefcheck-reconstruct.md", "text/markdown", []byte(reconstructMarkdown(p.Source, p.CkSource, p.Block, p.Rebuild)))
-				}),
-			)
+			return app.Div().Class("card").Body(downloads("recon-download-json", "recon-download-md", "clefcheck-reconstruct", p.reportJSON, p.markdown()))
 		}),
 		app.If(p.Block != nil, func() app.UI { return p.renderBlock() }),
 		app.If(p.Rebuild != nil, func() app.UI { return p.renderRebuild() }),
@@ -105,38 +94,33 @@ type reconstructReport struct {
 	Rebuild     *rebuild.Result `json:"rebuild,omitempty"`
 }
 
+// markdown is the page's Markdown report: the block and the rebuild check.
+func (p *ReconstructPage) markdown() string {
+	md := "# clefcheck reconstruct: " + report.MDCell(p.Source) + "\n\n"
+	if p.Block != nil {
+		md += p.BlockMD
+	}
+	if p.Rebuild != nil {
+		md += p.RebuildMD
+	}
+	return md
+}
+
+// moduleChoices are the module select's values and labels.
+func (p *ReconstructPage) moduleChoices() []string {
+	kv := make([]string, 0, 2*len(p.Modules))
+	for _, m := range p.Modules {
+		kv = append(kv, m, clip(m, 80))
+	}
+	return kv
+}
+
 func (p *ReconstructPage) reportJSON() []byte {
 	b, err := json.MarshalIndent(reconstructReport{Adapter: p.Source, Checkpoints: p.CkSource, Block: p.Block, Rebuild: p.Rebuild}, "", "  ")
 	if err != nil {
 		return []byte(fmt.Sprintf(`{"error": %q}`, err.Error()))
 	}
 	return b
-}
-
-// reconstructMarkdown renders the block's statistics and the rebuild check.
-func reconstructMarkdown(adapter, checkpoints string, b *rebuild.Block, r *rebuild.Result) string {
-	var sb strings.Builder
-	esc := func(x string) string { return strings.ReplaceAll(strings.ReplaceAll(x, "|", "\\|"), "\n", " ") }
-	fmt.Fprintf(&sb, "# clefcheck reconstruct: %s\n\n", esc(adapter))
-	if b != nil {
-		fmt.Fprintf(&sb, "## Block of s·B·A\n\n%s (%d × %d, s = %g): rows %d–%d, columns %d–%d\n\n| min | max | mean | rms |\n|---|---|---|---|\n| %.6g | %.6g | %.6g | %.6g |\n\n",
-			esc(b.Module), b.Out, b.In, b.Scaling, b.Row0, b.Row0+b.Rows-1, b.Col0, b.Col0+b.Cols-1, b.Min, b.Max, b.Mean, b.RMS)
-	}
-	if r != nil {
-		fmt.Fprintf(&sb, "## Rebuild check: %s\n\nCheckpoints: %s. %d tensors compared, %d differ; %d modules rebuilt.\n\n", strings.ToUpper(r.Verdict), esc(checkpoints), r.Compared, len(r.Differing), len(r.Matrices))
-		if len(r.Findings) > 0 {
-			sb.WriteString("| severity | code | subject | message |\n|---|---|---|---|\n")
-			for _, f := range r.Findings {
-				fmt.Fprintf(&sb, "| %s | `%s` | %s | %s |\n", f.Severity, f.Code, esc(f.Subject), esc(f.Message))
-			}
-			sb.WriteString("\n")
-		}
-		sb.WriteString("| module | out × in | residual / noise | rebuilt rel. error |\n|---|---|---|---|\n")
-		for _, m := range r.Matrices {
-			fmt.Fprintf(&sb, "| %s | %d × %d | %.4f | %.4g%% |\n", esc(m.Module), m.Out, m.In, m.ResidualToNoise, 100*m.RebuiltRelError)
-		}
-	}
-	return sb.String()
 }
 
 func (p *ReconstructPage) renderBlock() app.UI {
@@ -166,11 +150,10 @@ func heatmap(b *rebuild.Block) app.UI {
 			} else {
 				r, g = int(255*(1+v)), int(255*(1+v))
 			}
-			cells = append(cells, app.Elem("rect").XMLNS(svgNS).Attr("x", float64(j)*cell).Attr("y", float64(i)*cell).Attr("width", cell).Attr("height", cell).
-				Attr("fill", fmt.Sprintf("rgb(%d,%d,%d)", r, g, bl)))
+			cells = append(cells, svg("rect", "x", float64(j)*cell, "y", float64(i)*cell, "width", cell, "height", cell, "fill", fmt.Sprintf("rgb(%d,%d,%d)", r, g, bl)))
 		}
 	}
-	return app.Elem("svg").XMLNS(svgNS).ID("heatmap").Attr("width", float64(b.Cols)*cell).Attr("height", float64(b.Rows)*cell).Body(cells...)
+	return svg("svg", "width", float64(b.Cols)*cell, "height", float64(b.Rows)*cell).ID("heatmap").Body(cells...)
 }
 
 func (p *ReconstructPage) renderRebuild() app.UI {
@@ -179,123 +162,86 @@ func (p *ReconstructPage) renderRebuild() app.UI {
 	for _, m := range r.Matrices {
 		worst, worstRel = math.Max(worst, m.ResidualToNoise), math.Max(worstRel, m.RebuiltRelError)
 	}
-	rows := r.Matrices[:min(len(r.Matrices), 40)]
+	lo, hi, pg, pages := paged(len(r.Matrices), p.RebuildPage)
+	rows := r.Matrices[lo:hi]
 	return app.Div().Class("card").ID("recon-rebuild-result").Body(
 		app.Span().ID("rebuild-verdict").Class("badge "+r.Verdict).Text(strings.ToUpper(r.Verdict)),
 		app.Span().Text(fmt.Sprintf(" %d tensors compared, %d differ; %d modules rebuilt; largest residual/noise %.4g, largest rebuilt relative error %.4g%%", r.Compared, len(r.Differing), len(r.Matrices), worst, 100*worstRel)),
-		app.If(len(r.Matrices) > len(rows), func() app.UI {
-			return app.Div().Class("muted").Text(fmt.Sprintf("the first %d of %d modules; 'clefcheck rebuild --json' lists all", len(rows), len(r.Matrices)))
-		}),
 		app.Table().Body(
-			app.THead().Body(app.Tr().Body(app.Th().Text("module"), app.Th().Text("out × in"), app.Th().Text("residual / noise"), app.Th().Text("rebuilt rel. error"))),
+			head("module", "out × in", "residual / noise", "rebuilt rel. error"),
 			app.TBody().Body(app.Range(rows).Slice(func(i int) app.UI {
 				m := rows[i]
-				return app.Tr().Body(app.Td().Class("mono").Text(clip(m.Module, 70)), app.Td().Text(fmt.Sprintf("%d × %d", m.Out, m.In)),
-					app.Td().Text(fmt.Sprintf("%.4f", m.ResidualToNoise)), app.Td().Text(fmt.Sprintf("%.4g%%", 100*m.RebuiltRelError)))
+				return row("", clip(m.Module, 70), fmt.Sprintf("%d × %d", m.Out, m.In), fmt.Sprintf("%.4f", m.ResidualToNoise), fmt.Sprintf("%.4g%%", 100*m.RebuiltRelError))
 			})),
 		),
+		pager("rebuild-page", pg, pages, func(n int) { p.RebuildPage = n }),
 	)
 }
 
 func (p *ReconstructPage) onDemo(ctx app.Context, e app.Event) {
-	ad, err1 := source.NewHTTP(siteURL("demo/adapter/"))
-	base, err2 := source.NewHTTP(siteURL("demo/base/"))
-	tuned, err3 := source.NewHTTP(siteURL("demo/tuned/"))
-	if err := firstErr(err1, err2, err3); err != nil {
-		p.Status, p.Err = "error", err.Error()
-		return
-	}
 	p.Source, p.CkSource = "the demo world's adapter", "the demo world's base and tuned checkpoints"
-	p.open(ctx, ad, base, tuned)
+	p.open(ctx, &jobs.Input{URL: siteURL("demo/adapter/")}, &jobs.Input{URL: siteURL("demo/base/")}, &jobs.Input{URL: siteURL("demo/tuned/")})
 }
 
 // onAdapterFiles opens adapter files picked from the disk (read in place).
 func (p *ReconstructPage) onAdapterFiles(ctx app.Context, e app.Event) {
 	app.Window().Set("__clefcheckReconFiles", ctx.JSSrc().Get("files"))
-	fsys, names, err := pickedFiles("__clefcheckReconFiles")
+	names, err := pickedNames("__clefcheckReconFiles")
 	if err != nil {
 		p.Status, p.Err = "error", err.Error()
 		return
 	}
 	p.Source = fmt.Sprintf("%d local files (%s)", len(names), clip(strings.Join(names, ", "), 100))
-	p.open(ctx, fsys, nil, nil)
+	p.open(ctx, &jobs.Input{Files: "__clefcheckReconFiles"}, nil, nil)
 }
 
 // onCheckpointFiles keeps local checkpoint files (one model.safetensors, or
-// shards with model.safetensors.index.json) for base or tuned; once both
-// are picked they are opened like checkpoint URLs.
-func (p *ReconstructPage) onCheckpointFiles(dst *fs.FS) app.EventHandler {
+// shards with model.safetensors.index.json) for base or tuned, in the JS
+// global named global; once both are picked they are opened like
+// checkpoint URLs.
+func (p *ReconstructPage) onCheckpointFiles(global string, picked *bool) app.EventHandler {
 	return func(ctx app.Context, e app.Event) {
-		app.Window().Set("__clefcheckCkFiles", ctx.JSSrc().Get("files"))
-		fsys, _, err := pickedFiles("__clefcheckCkFiles")
-		if err != nil {
+		app.Window().Set(global, ctx.JSSrc().Get("files"))
+		if _, err := pickedNames(global); err != nil {
 			p.Status, p.Err = "error", err.Error()
 			return
 		}
-		*dst = fsys
-		if p.pickedBase != nil && p.pickedTuned != nil {
-			p.useCheckpoints(ctx, p.pickedBase, p.pickedTuned, "local base and tuned files")
+		*picked = true
+		if p.pickedBase && p.pickedTuned {
+			p.useCheckpoints(ctx, &jobs.Input{Files: "__clefcheckBase"}, &jobs.Input{Files: "__clefcheckTuned"}, "local base and tuned files")
 		}
 	}
 }
 
 func (p *ReconstructPage) onURL(ctx app.Context, e app.Event) {
 	u, err := safeHTTP(p.URL)
-	if err == nil {
-		var h *source.HTTP
-		if h, err = source.NewHTTP(u); err == nil {
-			p.Source = u
-			p.open(ctx, h, nil, nil)
-			return
-		}
+	if err != nil {
+		p.Status, p.Err = "error", err.Error()
+		return
 	}
-	p.Status, p.Err = "error", err.Error()
-}
-
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
+	p.Source = u
+	p.open(ctx, &jobs.Input{URL: u}, nil, nil)
 }
 
 // open reads the adapter's header and lists its modules; base and tuned
 // are kept when their checkpoints can be opened (the demo served by
 // clefcheck serve has them; a static site does not).
-func (p *ReconstructPage) open(ctx app.Context, adapter, base, tuned fs.FS) {
+func (p *ReconstructPage) open(ctx app.Context, adapter, base, tuned *jobs.Input) {
 	p.Status, p.Prog, p.Block, p.Rebuild = "loading", "reading the adapter's header…", nil, nil
 	ctx.Async(func() {
-		ck, err := safetensors.OpenCheckpoint(adapter, ".", "adapter_model")
-		var mods []string
-		if err == nil {
-			mods = rebuild.Modules(ck)
-			ck.Close()
-		}
-		haveCk := false
-		if err == nil && base != nil {
-			b, e1 := safetensors.OpenCheckpoint(base, ".", "model")
-			t, e2 := safetensors.OpenCheckpoint(tuned, ".", "model")
-			haveCk = e1 == nil && e2 == nil
-			for _, c := range []*safetensors.Checkpoint{b, t} {
-				if c != nil {
-					c.Close()
-				}
-			}
-		}
+		out, err := runJob(context.Background(), &jobs.Spec{Kind: jobs.KindOpen, Adapter: adapter, Base: base, Tuned: tuned}, nil)
 		ctx.Dispatch(func(ctx app.Context) {
 			if err != nil {
 				p.Status, p.Err = "error", err.Error()
 				return
 			}
-			p.adapter, p.Modules, p.Status = adapter, mods, "ready"
+			p.adapter, p.Modules, p.Status = adapter, out.Modules, "ready"
 			p.base, p.tuned = nil, nil
-			if haveCk {
+			if base != nil && out.CkErr == "" {
 				p.base, p.tuned = base, tuned
 			}
-			if len(mods) > 0 {
-				p.Module = mods[0]
+			if len(out.Modules) > 0 {
+				p.Module = out.Modules[0]
 			}
 		})
 	})
@@ -304,32 +250,26 @@ func (p *ReconstructPage) open(ctx app.Context, adapter, base, tuned fs.FS) {
 // onCheckpoints opens base and tuned checkpoints from URLs (single files or
 // Hub-style shards with an index), read by range like the adapter.
 func (p *ReconstructPage) onCheckpoints(ctx app.Context, e app.Event) {
-	var hs [2]*source.HTTP
+	var ins [2]*jobs.Input
 	for i, raw := range []string{p.BaseURL, p.TunedURL} {
 		u, err := safeHTTP(raw)
-		if err == nil {
-			hs[i], err = source.NewHTTP(u)
-		}
 		if err != nil {
 			p.Status, p.Err = "error", "checkpoint URLs: "+err.Error()
 			return
 		}
+		ins[i] = &jobs.Input{URL: u}
 	}
-	p.useCheckpoints(ctx, hs[0], hs[1], p.BaseURL+" and "+p.TunedURL)
+	p.useCheckpoints(ctx, ins[0], ins[1], p.BaseURL+" and "+p.TunedURL)
 }
 
 // useCheckpoints checks that base and tuned open as checkpoints (headers
 // only) and keeps them for the rebuild check.
-func (p *ReconstructPage) useCheckpoints(ctx app.Context, base, tuned fs.FS, what string) {
+func (p *ReconstructPage) useCheckpoints(ctx app.Context, base, tuned *jobs.Input, what string) {
 	p.Status, p.Prog = "loading", "reading the checkpoints' headers…"
 	ctx.Async(func() {
-		var err error
-		for _, h := range []fs.FS{base, tuned} {
-			var ck *safetensors.Checkpoint
-			if ck, err = safetensors.OpenCheckpoint(h, ".", "model"); err != nil {
-				break
-			}
-			ck.Close()
+		out, err := runJob(context.Background(), &jobs.Spec{Kind: jobs.KindOpen, Base: base, Tuned: tuned}, nil)
+		if err == nil && out.CkErr != "" {
+			err = errors.New(out.CkErr)
 		}
 		ctx.Dispatch(func(ctx app.Context) {
 			if err != nil {
@@ -342,35 +282,35 @@ func (p *ReconstructPage) useCheckpoints(ctx app.Context, base, tuned fs.FS, wha
 }
 
 func (p *ReconstructPage) onSample(ctx app.Context, e app.Event) {
-	adapter, mod, r0, c0, n := p.adapter, p.Module, p.Row0, p.Col0, max(4, min(64, p.Size))
+	spec := &jobs.Spec{Kind: jobs.KindSample, Adapter: p.adapter, Module: p.Module, Row0: p.Row0, Col0: p.Col0, Size: max(4, min(jobs.MaxBlock, p.Size))}
 	ctx.Async(func() {
-		ck, err := safetensors.OpenCheckpoint(adapter, ".", "adapter_model")
-		var blk *rebuild.Block
-		if err == nil {
-			blk, err = rebuild.Sample(adapter, ck, mod, r0, n, c0, n)
-			ck.Close()
-		}
+		out, err := runJob(context.Background(), spec, nil)
 		ctx.Dispatch(func(ctx app.Context) {
 			if err != nil {
 				p.Status, p.Err = "error", err.Error()
 				return
 			}
-			p.Block, p.Status = blk, "ready"
+			p.Block, p.BlockMD, p.Status = out.Block, out.Markdown, "ready"
 		})
 	})
 }
 
 func (p *ReconstructPage) onRebuild(ctx app.Context, e app.Event) {
 	p.Status, p.Prog = "running", "rebuilding every module…"
-	opt := rebuild.Options{Adapter: p.adapter, Base: p.base, Tuned: p.tuned, Workers: 1}
+	spec := &jobs.Spec{Kind: jobs.KindRebuild, Adapter: p.adapter, Base: p.base, Tuned: p.tuned, Label: p.CkSource}
 	ctx.Async(func() {
-		res, err := rebuild.Run(context.Background(), opt)
+		out, err := runJob(context.Background(), spec, func(e jobs.Event) {
+			if e.Status != nil {
+				s := *e.Status
+				ctx.Dispatch(func(ctx app.Context) { p.Prog = "rebuilding every module: " + s.String() })
+			}
+		})
 		ctx.Dispatch(func(ctx app.Context) {
 			if err != nil {
 				p.Status, p.Err = "error", err.Error()
 				return
 			}
-			p.Rebuild, p.Status = res, "ready"
+			p.Rebuild, p.RebuildMD, p.RebuildPage, p.Status = out.Rebuild, out.Markdown, 0, "ready"
 		})
 	})
 }

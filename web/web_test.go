@@ -8,7 +8,7 @@ import (
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
 	"github.com/kvit-s/clefcheck/wasm/audit"
-	"github.com/kvit-s/clefcheck/wasm/compare"
+	"github.com/kvit-s/clefcheck/wasm/jobs"
 	"github.com/kvit-s/clefcheck/wasm/rebuild"
 	"github.com/kvit-s/clefcheck/wasm/report"
 )
@@ -65,15 +65,6 @@ func TestAuditPageRendersResult(t *testing.T) {
 	}
 }
 
-func TestAuditMarkdown(t *testing.T) {
-	md := auditMarkdown(sampleResult())
-	for _, want := range []string{"**Verdict: FAIL**", "| fail | `pair.missing` |", "| model.language_model.layers.40.mlp.gate_proj | 192 × 64 | 16 | 16 | 2 |"} {
-		if !strings.Contains(md, want) {
-			t.Errorf("markdown lacks %q:\n%s", want, md)
-		}
-	}
-}
-
 func TestSafeHTTPAndClip(t *testing.T) {
 	for _, bad := range []string{"javascript:alert(1)", "data:text/html,x", "file:///etc", "//host/x"} {
 		if _, err := safeHTTP(bad); err == nil {
@@ -89,7 +80,7 @@ func TestSafeHTTPAndClip(t *testing.T) {
 }
 
 func TestHistogram(t *testing.T) {
-	rows := []decisionRow{{MS: 10}, {MS: 20}, {MS: 20}, {MS: 30}, {MS: 99, Err: "timeout"}}
+	rows := []jobs.Row{{MS: 10}, {MS: 20}, {MS: 20}, {MS: 30}, {MS: 99, Err: "timeout"}}
 	html := app.HTMLString(histogram(rows))
 	if got := strings.Count(html, "<rect"); got != 20 {
 		t.Errorf("%d bars, want 20", got)
@@ -99,48 +90,24 @@ func TestHistogram(t *testing.T) {
 	}
 }
 
-func TestReportsMarkdown(t *testing.T) {
-	h := &compare.HiddenResult{Verdict: "fail", Summary: compare.HiddenSummary{Records: 2, Compared: 1, Failed: 2, Tol: compare.DefaultHidden,
-		ByLayer: []compare.LayerStats{{Layer: 63, Cosine: 0.99, RelL2: 0.05}}},
-		Records: []compare.RecordStats{{ID: "a/1", Status: "drift", Detail: "layers | beyond", Worst: &compare.LayerStats{Layer: 63, Cosine: 0.99, RelL2: 0.05}}, {ID: "a/2", Status: "missing"}}}
-	md := hiddenMarkdown(h, "captured live")
-	for _, want := range []string{"**Verdict: FAIL**", "| 63 | 0.990000 | 0.05 |", `layers \| beyond`, "| a/2 | missing | – |"} {
-		if !strings.Contains(md, want) {
-			t.Errorf("hidden markdown lacks %q:\n%s", want, md)
-		}
-	}
-	p := &DecisionsPage{Server: "http://x", Rows: []decisionRow{{ID: "r1", Choice: "A", Ref: "A", MS: 12}, {ID: "r2", Choice: "B", Ref: "A", MS: 14}, {ID: "r3", Err: "HTTP 500"}}, Failed: 1}
-	md = p.markdown()
-	for _, want := range []string{"1 of 3 agree", "1 failed", "| r2 | B | A |", "HTTP 500"} {
-		if !strings.Contains(md, want) {
-			t.Errorf("decisions markdown lacks %q:\n%s", want, md)
-		}
-	}
-}
-
 func TestReconstructReports(t *testing.T) {
-	b := &rebuild.Block{Module: "m|x", Out: 8, In: 6, Row0: 2, Col0: 1, Rows: 2, Cols: 2, Scaling: 2, Values: []float64{1, -1, 0.5, 0}, Min: -1, Max: 1, Mean: 0.125, RMS: 0.75}
-	r := &rebuild.Result{Verdict: "fail", Compared: 10, Differing: []string{"a", "b"},
-		Findings: []report.Finding{{Code: report.RebuildError, Severity: report.Fail, Subject: "m", Message: "residual 3.1 × noise"}},
-		Matrices: []*rebuild.Matrix{{Module: "m", Out: 8, In: 6, ResidualToNoise: 3.1, RebuiltRelError: 0.0123}}}
-	md := reconstructMarkdown("the demo", "local files", b, r)
-	for _, want := range []string{"# clefcheck reconstruct: the demo", `m\|x (8 × 6, s = 2): rows 2–3, columns 1–2`, "| -1 | 1 | 0.125 | 0.75 |",
-		"## Rebuild check: FAIL", "10 tensors compared, 2 differ; 1 modules rebuilt", "`" + report.RebuildError + "`", "| m | 8 × 6 | 3.1000 | 1.23% |"} {
-		if !strings.Contains(md, want) {
-			t.Errorf("reconstruct markdown lacks %q:\n%s", want, md)
-		}
+	b := &rebuild.Block{Module: "m", Out: 8, In: 6, Rows: 2, Cols: 2, Values: []float64{1, -1, 0.5, 0}, RMS: 0.75}
+	r := &rebuild.Result{Verdict: "pass", Matrices: []*rebuild.Matrix{{Module: "m", Out: 8, In: 6, RebuiltRelError: 0.0123}}}
+	p := &ReconstructPage{Source: "the | demo", Block: b, BlockMD: "## Block\n", Rebuild: r, RebuildMD: "## Rebuild\n"}
+	if md := p.markdown(); md != "# clefcheck reconstruct: the \\| demo\n\n## Block\n## Rebuild\n" {
+		t.Errorf("markdown %q", md)
 	}
-	// Either part alone.
-	if md := reconstructMarkdown("x", "", b, nil); strings.Contains(md, "Rebuild") || !strings.Contains(md, "Block") {
-		t.Errorf("block only:\n%s", md)
+	p.Rebuild = nil
+	if md := p.markdown(); strings.Contains(md, "Rebuild") || !strings.Contains(md, "Block") {
+		t.Errorf("block only: %q", md)
 	}
-	p := &ReconstructPage{Source: "the demo", Block: b, Rebuild: r}
+	p.Rebuild = r
 	var back struct {
 		Adapter string
 		Block   rebuild.Block
 		Rebuild rebuild.Result
 	}
-	if err := json.Unmarshal(p.reportJSON(), &back); err != nil || back.Adapter != "the demo" || back.Block.RMS != 0.75 || back.Rebuild.Matrices[0].RebuiltRelError != 0.0123 {
+	if err := json.Unmarshal(p.reportJSON(), &back); err != nil || back.Adapter != "the | demo" || back.Block.RMS != 0.75 || back.Rebuild.Matrices[0].RebuiltRelError != 0.0123 {
 		t.Errorf("JSON report: %v %+v", err, back)
 	}
 }

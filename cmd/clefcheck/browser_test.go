@@ -253,6 +253,9 @@ func TestBrowserStaticSubpath(t *testing.T) {
 	}
 	hs := httptest.NewServer(staticHost(site, "/clefcheck"))
 	defer hs.Close()
+	t0 := time.Now()
+	step := func(what string) { t.Logf("%-40s %v", what, time.Since(t0).Round(time.Millisecond)) }
+	defer step("end")
 	err := chromedp.Do(ctx, chromedp.Navigate(hs.URL+"/clefcheck/"), chromedp.WaitVisible("#load-demo"), chromedp.Sleep(2*time.Second), chromedp.Click("#load-demo"))
 	if err != nil {
 		t.Fatal(err)
@@ -264,6 +267,7 @@ func TestBrowserStaticSubpath(t *testing.T) {
 		t.Fatalf("demo audit on the static site: %v", err)
 	}
 	shot(t, ctx, "static-subpath-audit")
+	step("audit done")
 	if err := chromedp.Do(ctx, chromedp.Click("#nav-decisions"), chromedp.WaitVisible("#use-demo")); err != nil {
 		t.Fatal(err)
 	}
@@ -278,6 +282,7 @@ func TestBrowserStaticSubpath(t *testing.T) {
 		shot(t, ctx, "static-subpath-decisions")
 		t.Fatalf("records not loaded from the static site: %v", err)
 	}
+	step("records loaded")
 	// No server here: the records go through the demo model in the browser.
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const s = document.querySelector("#decide-where"); s.value = "browser"; s.dispatchEvent(new Event("change")); return true })()`)); err != nil {
 		t.Fatal(err)
@@ -289,6 +294,7 @@ func TestBrowserStaticSubpath(t *testing.T) {
 		t.Fatalf("in-browser decisions on the static site: %v", err)
 	}
 	shot(t, ctx, "static-subpath-decisions")
+	step("36 decisions in the browser")
 	// A direct visit to a page's URL works too.
 	if err := chromedp.Do(ctx, chromedp.Navigate(hs.URL+"/clefcheck/decisions"), chromedp.WaitVisible("#use-demo")); err != nil {
 		t.Fatal(err)

@@ -155,81 +155,23 @@ func Segments(jobs []Job, size int64) [][]Job {
 	return out
 }
 
-func (m *Matrix) figures(fs []report.Finding) Figures {
+func figuresOf(m *Matrix, fs []report.Finding) Figures {
 	return Figures{Module: m.Module, NormA: m.NormA, NormB: m.NormB, Nonfinite: m.Nonfinite, Fro: m.Fro, Sigma: m.Sigma, NumRank: m.NumRank,
 		FormDev: m.FormDev, Method: m.Method, SigmaBound: m.SigmaBound, Skipped: m.Skipped, Findings: fs}
 }
 
-func (m *Matrix) apply(f *Figures) {
+func apply(m *Matrix, f *Figures) {
 	m.NormA, m.NormB, m.Nonfinite, m.Fro, m.Sigma, m.NumRank = f.NormA, f.NormB, f.Nonfinite, f.Fro, f.Sigma, f.NumRank
 	m.FormDev, m.Method, m.SigmaBound, m.Skipped = f.FormDev, f.Method, f.SigmaBound, f.Skipped
 }
 
-// Matrix holds one pair's figures.
-type Matrix struct {
-	Module    string    `json:"module"`
-	Layer     int       `json:"layer"`
-	Short     string    `json:"short"`
-	Out       int       `json:"out"`
-	In        int       `json:"in"`
-	Rank      int       `json:"r"`
-	Scaling   float64   `json:"scaling"`
-	DTypeA    string    `json:"dtype_a"`
-	DTypeB    string    `json:"dtype_b"`
-	Large     bool      `json:"large"`
-	Params    int64     `json:"params"`
-	NormA     float64   `json:"norm_a"`
-	NormB     float64   `json:"norm_b"`
-	Nonfinite int       `json:"nonfinite"`
-	Fro       float64   `json:"fro,omitempty"`       // ‖s·B·A‖_F, deep only
-	Sigma     []float64 `json:"sigma,omitempty"`     // singular values of s·B·A, deep only
-	NumRank   int       `json:"num_rank,omitempty"`  // numerical rank, deep only
-	FormDev   *float64  `json:"form_dev,omitempty"`  // SVD-form deviation, deep only
-	ReportSV  *float64  `json:"report_sv,omitempty"` // largest |σ − σ_report| / tolerance
-	ReportFro *float64  `json:"report_fro,omitempty"`
-	// Method is how the spectrum was obtained: "gram" (exact) or "probes"
-	// (randomized, with SigmaBound the relative bound on every σ).
-	Method     string   `json:"method,omitempty"`
-	SigmaBound *float64 `json:"sigma_bound,omitempty"`
-	Skipped    string   `json:"skipped,omitempty"` // why values were not checked
-	keyA, keyB string
-}
-
-// Summary is the inventory of the adapter.
-type Summary struct {
-	Adapter      string         `json:"adapter"`
-	Files        []string       `json:"files"`
-	Sharded      bool           `json:"sharded"`
-	Tensors      int            `json:"tensors"`
-	Pairs        int            `json:"pairs"`
-	Parameters   int64          `json:"parameters"`
-	Bytes        int64          `json:"bytes"`
-	Rank         int            `json:"r"`
-	Alpha        float64        `json:"lora_alpha"`
-	RSLoRA       bool           `json:"use_rslora"`
-	Scaling      float64        `json:"scaling"`
-	DTypes       map[string]int `json:"dtypes"`
-	Layers       []int          `json:"layers"`
-	Modules      []string       `json:"modules"`
-	Large        int            `json:"large"`
-	Small        int            `json:"small"`
-	Extra        int            `json:"extra_tensors"`
-	Claims       string         `json:"claims,omitempty"`
-	Report       string         `json:"report,omitempty"`
-	Mode         string         `json:"mode"`
-	Kernel       string         `json:"kernel,omitempty"`
-	Seconds      float64        `json:"seconds"`
-	Unknown      []string       `json:"unknown_config_fields,omitempty"`
-	Expectations string         `json:"expected_from"`
-}
-
-// Result is an audit's outcome, in the CLI's --json schema.
-type Result struct {
-	Verdict  string           `json:"verdict"`
-	Findings []report.Finding `json:"findings"`
-	Summary  Summary          `json:"summary"`
-	Matrices []*Matrix        `json:"matrices"`
-}
+// The audit's result types are in package report (the pages read them
+// without linking the engine).
+type (
+	Matrix  = report.AuditMatrix
+	Summary = report.AuditSummary
+	Result  = report.Audit
+)
 
 // Run audits the adapter in directory dir of fsys.
 func Run(ctx context.Context, fsys fs.FS, dir string, opt Options) (*Result, error) {
@@ -260,7 +202,7 @@ func prepare(fsys fs.FS, dir string, opt Options) (a *auditor, ok bool) {
 	if opt.Tol == (Tolerances{}) {
 		opt.Tol = Default
 	}
-	a = &auditor{opt: opt, res: &Result{Summary: Summary{Adapter: dir, DTypes: map[string]int{}, Mode: "deep"}}}
+	a = &auditor{opt: opt, keys: map[*Matrix][2]string{}, res: &Result{Summary: Summary{Adapter: dir, DTypes: map[string]int{}, Mode: "deep"}}}
 	switch {
 	case opt.Quick:
 		a.res.Summary.Mode, a.res.Summary.Kernel = "quick", "scan "+scanKernelName
@@ -319,7 +261,7 @@ func (s *Session) Check(module string) (Figures, error) {
 		return Figures{}, fmt.Errorf("%s is not a checkable pair of this adapter", module)
 	}
 	fs := s.a.checkPair(&s.st, m, progress.NewMeter("", 0, nil))
-	return m.figures(fs), nil
+	return figuresOf(m, fs), nil
 }
 
 // Close releases the adapter's files.
@@ -347,12 +289,13 @@ func CheckPairs(ctx context.Context, fsys fs.FS, dir string, opt Options, module
 		todo = append(todo, m)
 	}
 	meter := progress.NewMeter("", 0, progressFn)
-	err = a.checkLocal(ctx, todo, meter, func(m *Matrix, fs []report.Finding) { emit(m.figures(fs)) })
+	err = a.checkLocal(ctx, todo, meter, func(m *Matrix, fs []report.Finding) { emit(figuresOf(m, fs)) })
 	meter.Finish()
 	return err
 }
 
 type auditor struct {
+	keys   map[*Matrix][2]string // the pairs' tensor names (A, B)
 	opt    Options
 	c      report.Collector
 	res    *Result
@@ -530,7 +473,8 @@ func (a *auditor) inventory() {
 			a.c.Addf(report.PairMissing, report.Fail, mod, have, "lora_A and lora_B", "has %s but no %s", have, miss)
 			continue
 		}
-		m := &Matrix{Module: mod, Short: peft.ShortModule(mod), DTypeA: h.a.DType, DTypeB: h.b.DType, keyA: h.a.Name, keyB: h.b.Name, Layer: -1}
+		m := &Matrix{Module: mod, Short: peft.ShortModule(mod), DTypeA: h.a.DType, DTypeB: h.b.DType, Layer: -1}
+		a.keys[m] = [2]string{h.a.Name, h.b.Name}
 		if a.cfg != nil {
 			if l, ok := a.cfg.LayerOf(mod); ok {
 				m.Layer = l
@@ -659,8 +603,8 @@ func (a *auditor) values(ctx context.Context) error {
 	for _, m := range a.res.Matrices {
 		if m.Skipped == "" {
 			todo = append(todo, m)
-			ta, _, _ := a.ck.Tensor(m.keyA)
-			tb, _, _ := a.ck.Tensor(m.keyB)
+			ta, _, _ := a.ck.Tensor(a.keys[m][0])
+			tb, _, _ := a.ck.Tensor(a.keys[m][1])
 			total += ta.Bytes() + tb.Bytes()
 		}
 	}
@@ -732,8 +676,8 @@ func (a *auditor) checkRemote(ctx context.Context, todo []*Matrix, meter *progre
 	jobs := make([]Job, len(todo))
 	want := map[string]*Matrix{}
 	for i, m := range todo {
-		ta, ra, _ := a.ck.Tensor(m.keyA)
-		tb, rb, _ := a.ck.Tensor(m.keyB)
+		ta, ra, _ := a.ck.Tensor(a.keys[m][0])
+		tb, rb, _ := a.ck.Tensor(a.keys[m][1])
 		jobs[i] = Job{Module: m.Module, Bytes: ta.Bytes() + tb.Bytes()}
 		if ra == rb {
 			jobs[i].File, jobs[i].Begin, jobs[i].End = ra.Name, min(ta.Offset, tb.Offset), max(ta.Offset+ta.Bytes(), tb.Offset+tb.Bytes())
@@ -751,7 +695,7 @@ func (a *auditor) checkRemote(ctx context.Context, todo []*Matrix, meter *progre
 			return fmt.Errorf("the remote checker answered for %q, which was not asked for (or twice)", f.Module)
 		}
 		delete(want, f.Module)
-		m.apply(f)
+		apply(m, f)
 		a.c.Findings = append(a.c.Findings, f.Findings...)
 	}
 	if len(want) > 0 {
@@ -770,8 +714,8 @@ type pairState struct {
 
 func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []report.Finding {
 	var c report.Collector
-	ta, ra, _ := a.ck.Tensor(m.keyA)
-	tb, rb, _ := a.ck.Tensor(m.keyB)
+	ta, ra, _ := a.ck.Tensor(a.keys[m][0])
+	tb, rb, _ := a.ck.Tensor(a.keys[m][1])
 	var err error
 	if st.bufA, err = ra.ReadTensor(ta.Name, st.bufA); err != nil {
 		m.Skipped = "unreadable"
@@ -1186,14 +1130,7 @@ func (a *auditor) claimedFidelity(x *extraction.Matrix, m *Matrix) {
 	}
 }
 
-// fin maps a non-finite float to -1 for JSON, which has no NaN or Inf
-// (the figures it replaces are never negative).
-func fin(x float64) float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return -1
-	}
-	return x
-}
+var fin = report.Fin
 
 // MarshalJSON keeps non-finite floats out of the JSON (they are not JSON),
 // as Matrix does.
@@ -1214,18 +1151,4 @@ func (f Figures) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(plain(f))
-}
-
-// MarshalJSON keeps non-finite floats out of the JSON (they are not JSON).
-func (m *Matrix) MarshalJSON() ([]byte, error) {
-	type plain Matrix
-	c := *m
-	c.NormA, c.NormB, c.Fro = fin(c.NormA), fin(c.NormB), fin(c.Fro)
-	for _, p := range []**float64{&c.FormDev, &c.ReportSV, &c.ReportFro} {
-		if *p != nil {
-			v := fin(**p)
-			*p = &v
-		}
-	}
-	return json.Marshal((*plain)(&c))
 }

@@ -95,13 +95,26 @@ func FromFileList(list js.Value) *Files {
 				name = parts[1]
 			}
 		}
-		fs.add(f, name)
+		fs.Add(f, name)
 	}
 	return fs
 }
 
-func (fsys *Files) add(f js.Value, name string) {
+// NewFiles is an empty set of files; Add fills it.
+func NewFiles() *Files { return &Files{byName: map[string]*File{}} }
+
+// Add adds the browser File f under name.
+func (fsys *Files) Add(f js.Value, name string) {
 	fsys.byName[path.Clean(name)] = NewFile(f, name)
+}
+
+// Value is the browser File named name (undefined if there is none), to
+// post to a worker.
+func (fsys *Files) Value(name string) js.Value {
+	if f := fsys.byName[path.Clean(name)]; f != nil {
+		return f.v
+	}
+	return js.Undefined()
 }
 
 // Names lists the files, sorted.

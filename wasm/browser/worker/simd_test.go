@@ -1,6 +1,6 @@
 //go:build js && wasm
 
-package browser
+package worker
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 //go:build js && wasm
 
-package browser
+package worker
 
 import (
 	"context"
@@ -10,13 +10,21 @@ import (
 	"io/fs"
 	"net/url"
 	"slices"
+	"sync"
 	"syscall/js"
 
 	"github.com/kvit-s/clefcheck/wasm/audit"
+	"github.com/kvit-s/clefcheck/wasm/browser"
 	"github.com/kvit-s/clefcheck/wasm/claims"
+	"github.com/kvit-s/clefcheck/wasm/jobs"
+	"github.com/kvit-s/clefcheck/wasm/runner"
 	"github.com/kvit-s/clefcheck/wasm/source"
 )
 
+// Package worker is engine.wasm's side of the browser (web/worker): the
+// engine worker that runs the pages' jobs, the audit's pool of workers,
+// and the hand-assembled WebAssembly SIMD kernels they compute with.
+//
 // The audit workers. The page's Go (app.wasm) checks nothing itself: it
 // starts Web Workers, each running engine.wasm (web/worker) through
 // worker.js, opens the same adapter in every one (a File can be posted to
@@ -72,10 +80,11 @@ func (s *AuditSpec) options() (audit.Options, error) {
 	return opt, nil
 }
 
-// ServeAuditWorker runs in a worker (engine.wasm's main): it answers the
-// page's messages until the worker is terminated.
-func ServeAuditWorker() {
-	Install()
+// Serve runs in a worker (engine.wasm's main): it answers the
+// messages until the worker is terminated — the page's jobs (engine.go)
+// and, in a pool's worker, the audit's pairs.
+func Serve() {
+	browser.Install()
 	self := js.Global()
 	msgs := make(chan js.Value, 64)
 	handler := js.FuncOf(func(this js.Value, args []js.Value) any {
@@ -104,8 +113,13 @@ func ServeAuditWorker() {
 	post("op", "ready", "simd_error", simdErr)
 	var sess *audit.Session
 	var httpSrc *source.HTTP
+	runner := &jobRunner{cancels: map[int]context.CancelFunc{}, post: post}
 	for m := range msgs {
 		switch m.Get("op").String() {
+		case "job":
+			runner.start(m)
+		case "cancel":
+			runner.cancel(m.Get("id").Int())
 		case "open":
 			s, h, err := openSession(m)
 			if err != nil {
@@ -174,9 +188,9 @@ func openSession(m js.Value) (*audit.Session, *source.HTTP, error) {
 		if files.Length() != names.Length() {
 			return nil, nil, errors.New("files and names differ in number")
 		}
-		f := &Files{byName: map[string]*File{}}
+		f := browser.NewFiles()
 		for i := 0; i < files.Length(); i++ {
-			f.add(files.Index(i), names.Index(i).String())
+			f.Add(files.Index(i), names.Index(i).String())
 		}
 		fsys = f
 	default:
@@ -195,7 +209,7 @@ type AuditPool struct {
 	Spec      string
 	// The adapter: a base URL (with an optional token), or local files.
 	URL, Token string
-	Files      *Files
+	Files      *browser.Files
 	// OnStart, when set, is told how many workers started, and the
 	// kernels they compute with (audit.Summary.Kernel; "" in quick mode).
 	OnStart func(n int, kernel string)
@@ -212,9 +226,6 @@ func Workers() int {
 	}
 	return min(8, max(2, n.Int()))
 }
-
-// CanUseWorkers reports whether Web Workers exist here.
-func CanUseWorkers() bool { return js.Global().Get("Worker").Type() == js.TypeFunction }
 
 // segmentBytes is about how much of the file one deal covers; readAhead
 // is the HTTP read-ahead window of a worker, for the spans the page could
@@ -293,7 +304,7 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 	if p.Files != nil {
 		files, names := js.Global().Get("Array").New(), js.Global().Get("Array").New()
 		for _, name := range p.Files.Names() {
-			files.Call("push", p.Files.byName[name].v)
+			files.Call("push", p.Files.Value(name))
 			names.Call("push", name)
 		}
 		open.Set("files", files)
@@ -350,7 +361,7 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 		}
 		promise := fetchRange.Invoke(u, float64(begin), float64(end-1), p.Token)
 		go func() {
-			if buf, err := Await(promise); err == nil {
+			if buf, err := browser.Await(promise); err == nil {
 				o.Set("buf", buf)
 				o.Set("file", file) // the path the worker opened it by (Reader.Name)
 				o.Set("offset", float64(begin))
@@ -410,4 +421,116 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 		}
 	}
 	return out, nil
+}
+
+// jobRunner runs the page's jobs in the engine worker.
+type jobRunner struct {
+	mu      sync.Mutex
+	cancels map[int]context.CancelFunc
+	post    func(kv ...any)
+}
+
+func (r *jobRunner) start(m js.Value) {
+	id := m.Get("id").Int()
+	var spec jobs.Spec
+	if err := json.Unmarshal([]byte(m.Get("spec").String()), &spec); err != nil {
+		r.post("op", "fail", "id", id, "msg", "job spec: "+err.Error())
+		return
+	}
+	files := m.Get("files")
+	ctx, cancel := context.WithCancel(context.Background())
+	r.mu.Lock()
+	r.cancels[id] = cancel
+	r.mu.Unlock()
+	go func() {
+		defer func() {
+			r.mu.Lock()
+			delete(r.cancels, id)
+			r.mu.Unlock()
+			cancel()
+		}()
+		y := &browser.Yielder{}
+		host := runner.Host{
+			Open:        func(in *jobs.Input) (fs.FS, error) { return openInput(in, files) },
+			AuditRemote: poolFor,
+			Yield:       y.Yield,
+		}
+		out, err := runner.Run(ctx, &spec, host, func(e jobs.Event) {
+			b, err := json.Marshal(e)
+			if err == nil {
+				r.post("op", "event", "id", id, "json", string(b))
+			}
+		})
+		if err == nil {
+			var b []byte
+			if b, err = json.Marshal(out); err == nil {
+				r.post("op", "done", "id", id, "json", string(b))
+				return
+			}
+		}
+		r.post("op", "fail", "id", id, "msg", err.Error())
+	}()
+}
+
+func (r *jobRunner) cancel(id int) {
+	r.mu.Lock()
+	c := r.cancels[id]
+	r.mu.Unlock()
+	if c != nil {
+		c()
+	}
+}
+
+// openInput gives a job's input as files: a URL read by range, or the
+// files the page attached under in.Files.
+func openInput(in *jobs.Input, files js.Value) (fs.FS, error) {
+	switch {
+	case in.URL != "":
+		h, err := source.NewHTTP(in.URL)
+		if err != nil {
+			return nil, err
+		}
+		h.Token = in.Token
+		return h, nil
+	case in.Files != "":
+		if !files.Truthy() {
+			return nil, errors.New("no files were attached")
+		}
+		list := files.Get(in.Files)
+		if !list.Truthy() || list.Get("length").Int() == 0 {
+			return nil, fmt.Errorf("no files chosen (%s)", in.Files)
+		}
+		if list.Get("item").Type() != js.TypeFunction { // an array of File
+			f := browser.NewFiles()
+			for i := 0; i < list.Length(); i++ {
+				f.Add(list.Index(i), list.Index(i).Get("name").String())
+			}
+			return f, nil
+		}
+		return browser.FromFileList(list), nil
+	}
+	return nil, errors.New("neither a URL nor files")
+}
+
+// poolFor checks an audit's pairs in a pool of nested workers when this
+// worker can start them.
+func poolFor(fsys fs.FS, in *jobs.Input, opt audit.Options, onStart func(int, string)) func(context.Context, []audit.Job, func(int64)) ([]audit.Figures, error) {
+	if !browser.CanUseWorkers() {
+		return nil
+	}
+	spec, err := SpecOf(opt)
+	if err != nil {
+		return nil
+	}
+	self := js.Global().Get("location").Get("href").String()
+	pool := &AuditPool{N: Workers(), Dir: ".", Spec: spec, OnStart: onStart, WorkerURL: self}
+	switch f := fsys.(type) {
+	case *source.HTTP:
+		pool.URL, pool.Token = f.Base.String(), f.Token
+	case *browser.Files:
+		pool.Files = f
+	default:
+		return nil
+	}
+	return pool.Remote
 }

@@ -1,0 +1,94 @@
+package report
+
+import (
+	"encoding/json"
+	"math"
+)
+
+// AuditMatrix holds one pair's figures (package audit calls it Matrix).
+type AuditMatrix struct {
+	Module    string    `json:"module"`
+	Layer     int       `json:"layer"`
+	Short     string    `json:"short"`
+	Out       int       `json:"out"`
+	In        int       `json:"in"`
+	Rank      int       `json:"r"`
+	Scaling   float64   `json:"scaling"`
+	DTypeA    string    `json:"dtype_a"`
+	DTypeB    string    `json:"dtype_b"`
+	Large     bool      `json:"large"`
+	Params    int64     `json:"params"`
+	NormA     float64   `json:"norm_a"`
+	NormB     float64   `json:"norm_b"`
+	Nonfinite int       `json:"nonfinite"`
+	Fro       float64   `json:"fro,omitempty"`       // ‖s·B·A‖_F, deep only
+	Sigma     []float64 `json:"sigma,omitempty"`     // singular values of s·B·A, deep only
+	NumRank   int       `json:"num_rank,omitempty"`  // numerical rank, deep only
+	FormDev   *float64  `json:"form_dev,omitempty"`  // SVD-form deviation, deep only
+	ReportSV  *float64  `json:"report_sv,omitempty"` // largest |σ − σ_report| / tolerance
+	ReportFro *float64  `json:"report_fro,omitempty"`
+	// Method is how the spectrum was obtained: "gram" (exact) or "probes"
+	// (randomized, with SigmaBound the relative bound on every σ).
+	Method     string   `json:"method,omitempty"`
+	SigmaBound *float64 `json:"sigma_bound,omitempty"`
+	Skipped    string   `json:"skipped,omitempty"` // why values were not checked
+}
+
+// AuditSummary is the inventory of the adapter (audit.Summary).
+type AuditSummary struct {
+	Adapter      string         `json:"adapter"`
+	Files        []string       `json:"files"`
+	Sharded      bool           `json:"sharded"`
+	Tensors      int            `json:"tensors"`
+	Pairs        int            `json:"pairs"`
+	Parameters   int64          `json:"parameters"`
+	Bytes        int64          `json:"bytes"`
+	Rank         int            `json:"r"`
+	Alpha        float64        `json:"lora_alpha"`
+	RSLoRA       bool           `json:"use_rslora"`
+	Scaling      float64        `json:"scaling"`
+	DTypes       map[string]int `json:"dtypes"`
+	Layers       []int          `json:"layers"`
+	Modules      []string       `json:"modules"`
+	Large        int            `json:"large"`
+	Small        int            `json:"small"`
+	Extra        int            `json:"extra_tensors"`
+	Claims       string         `json:"claims,omitempty"`
+	Report       string         `json:"report,omitempty"`
+	Mode         string         `json:"mode"`
+	Kernel       string         `json:"kernel,omitempty"`
+	Seconds      float64        `json:"seconds"`
+	Unknown      []string       `json:"unknown_config_fields,omitempty"`
+	Expectations string         `json:"expected_from"`
+}
+
+// Audit is an audit's outcome, in the CLI's --json schema (audit.Result).
+type Audit struct {
+	Verdict  string         `json:"verdict"`
+	Findings []Finding      `json:"findings"`
+	Summary  AuditSummary   `json:"summary"`
+	Matrices []*AuditMatrix `json:"matrices"`
+}
+
+// Fin is x, or −1 when x is not finite: reports put −1 for NaN and ±Inf,
+// which JSON cannot hold (the figures it replaces are never negative).
+func Fin(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return -1
+	}
+	return x
+}
+
+// MarshalJSON keeps non-finite floats out of the JSON (they are not JSON).
+func (m *AuditMatrix) MarshalJSON() ([]byte, error) {
+	type plain AuditMatrix
+	c := *m
+	c.NormA, c.NormB, c.Fro = Fin(c.NormA), Fin(c.NormB), Fin(c.Fro)
+	for _, p := range []**float64{&c.FormDev, &c.ReportSV, &c.ReportFro} {
+		if *p != nil {
+			v := Fin(**p)
+			*p = &v
+		}
+	}
+	return json.Marshal((*plain)(&c))
+}

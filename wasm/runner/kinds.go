@@ -1,0 +1,403 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"github.com/kvit-s/clefcheck/wasm/jobs"
+	"io/fs"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kvit-s/clefcheck/wasm/compare"
+	"github.com/kvit-s/clefcheck/wasm/decision"
+	"github.com/kvit-s/clefcheck/wasm/model"
+	"github.com/kvit-s/clefcheck/wasm/rebuild"
+	"github.com/kvit-s/clefcheck/wasm/refs"
+	"github.com/kvit-s/clefcheck/wasm/safetensors"
+	"github.com/kvit-s/clefcheck/wasm/source"
+)
+
+const refLimit = 64 << 20 // bytes of one reference answers file
+
+// runOpen lists the adapter's modules and checks that Base and Tuned, if
+// given, open as checkpoints (headers only).
+func runOpen(spec *jobs.Spec, h Host) (*jobs.Output, error) {
+	out := &jobs.Output{}
+	if spec.Adapter != nil {
+		fsys, err := open(h, spec.Adapter, "adapter")
+		if err != nil {
+			return nil, err
+		}
+		ck, err := safetensors.OpenCheckpoint(fsys, ".", "adapter_model")
+		if err != nil {
+			return nil, err
+		}
+		out.Modules = rebuild.Modules(ck)
+		ck.Close()
+		if len(out.Modules) == 0 {
+			return nil, errors.New("the adapter has no complete LoRA pair")
+		}
+	}
+	if spec.Base != nil || spec.Tuned != nil {
+		for _, in := range []struct {
+			in   *jobs.Input
+			name string
+		}{{spec.Base, "base checkpoint"}, {spec.Tuned, "tuned checkpoint"}} {
+			fsys, err := open(h, in.in, in.name)
+			if err == nil {
+				var ck *safetensors.Checkpoint
+				if ck, err = safetensors.OpenCheckpoint(fsys, ".", "model"); err == nil {
+					ck.Close()
+				} else {
+					err = fmt.Errorf("%s: %v", in.name, err)
+				}
+			}
+			if err != nil {
+				out.CkErr = err.Error()
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+func runSample(spec *jobs.Spec, h Host) (*jobs.Output, error) {
+	n := spec.Size
+	if n < 1 || n > jobs.MaxBlock {
+		return nil, fmt.Errorf("block size %d: choose 1 to %d", n, jobs.MaxBlock)
+	}
+	if spec.Row0 < 0 || spec.Col0 < 0 {
+		return nil, errors.New("the block's first row and column cannot be negative")
+	}
+	fsys, err := open(h, spec.Adapter, "adapter")
+	if err != nil {
+		return nil, err
+	}
+	ck, err := safetensors.OpenCheckpoint(fsys, ".", "adapter_model")
+	if err != nil {
+		return nil, err
+	}
+	defer ck.Close()
+	b, err := rebuild.Sample(fsys, ck, spec.Module, spec.Row0, n, spec.Col0, n)
+	if err != nil {
+		return nil, err
+	}
+	return &jobs.Output{Block: b, Markdown: BlockMarkdown(b)}, nil
+}
+
+func runRebuild(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.Output, error) {
+	var fss [3]fs.FS
+	for i, in := range []struct {
+		in   *jobs.Input
+		name string
+	}{{spec.Adapter, "adapter"}, {spec.Base, "base checkpoint"}, {spec.Tuned, "tuned checkpoint"}} {
+		var err error
+		if fss[i], err = open(h, in.in, in.name); err != nil {
+			return nil, err
+		}
+	}
+	res, err := rebuild.Run(ctx, rebuild.Options{Adapter: fss[0], Base: fss[1], Tuned: fss[2], Workers: 1, Progress: em.status})
+	if err != nil {
+		return nil, err
+	}
+	label := spec.Label
+	if label == "" {
+		label = spec.Base.String() + " and " + spec.Tuned.String()
+	}
+	return &jobs.Output{Rebuild: res, Markdown: RebuildMarkdown(label, res)}, nil
+}
+
+// runHidden compares two folders of hidden states (Ref, Cand), or
+// captures the candidate live: Site's records are sent to Server with
+// return_hidden and compared with Site's reference states.
+func runHidden(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.Output, error) {
+	if spec.Server == "" {
+		ref, err := open(h, spec.Ref, "reference folder")
+		if err != nil {
+			return nil, err
+		}
+		cand, err := open(h, spec.Cand, "capture folder")
+		if err != nil {
+			return nil, err
+		}
+		res, err := compare.Hidden(ref, ".", cand, ".", compare.HiddenTol{})
+		if err != nil {
+			return nil, err
+		}
+		return &jobs.Output{Hidden: res, Note: "local folders", Markdown: HiddenMarkdown(res, "local folders")}, nil
+	}
+	site, err := open(h, spec.Site, "demo world")
+	if err != nil {
+		return nil, err
+	}
+	recs, _, err := readRecords(site, spec.Datasets)
+	if err != nil {
+		return nil, err
+	}
+	c := &decision.Client{BaseURL: spec.Server, Token: spec.Token, Timeout: 60 * time.Second}
+	done := 0
+	var mu sync.Mutex
+	outs := decision.Run(ctx, c, recs, decision.RunOptions{Concurrency: 2, Hidden: true, OnOutcome: func(o *decision.Outcome) {
+		mu.Lock()
+		done++
+		n := done
+		mu.Unlock()
+		em.send(jobs.Event{Note: fmt.Sprintf("captured %d of %d records from %s…", n, len(recs), clip(spec.Server, 120))})
+	}})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cand := map[string]*refs.Hidden{}
+	var ids, failed []string
+	for _, o := range outs {
+		ids = append(ids, o.Record.ID)
+		hs, err := o.HiddenStates()
+		switch {
+		case o.Err != nil:
+			failed = append(failed, o.Record.ID+": "+o.Err.Error())
+		case err != nil:
+			failed = append(failed, o.Record.ID+": "+err.Error())
+		case hs != nil:
+			cand[hs.ID] = hs
+		}
+	}
+	var candIDs []string
+	for id := range cand {
+		candIDs = append(candIDs, id)
+	}
+	res := compare.HiddenOf(ids, candIDs,
+		func(id string) (*refs.Hidden, error) {
+			return refs.ReadHidden(site, path.Join("reference/hidden", refs.FileName(id)))
+		},
+		func(id string) (*refs.Hidden, error) { return cand[id], nil },
+		compare.HiddenTol{})
+	note := fmt.Sprintf("captured live from %s; reference from the demo world", clip(spec.Server, 200))
+	if len(failed) > 0 {
+		note += fmt.Sprintf("; %d requests failed (first: %s)", len(failed), clip(failed[0], 200))
+	}
+	return &jobs.Output{Hidden: res, Note: note, Markdown: HiddenMarkdown(res, note)}, nil
+}
+
+// readRecords reads a demo world's records and reference answers.
+func readRecords(site fs.FS, datasets []string) ([]refs.Record, map[string]*refs.Answer, error) {
+	if len(datasets) == 0 {
+		datasets = jobs.DemoDatasets
+	}
+	var recs []refs.Record
+	ref := map[string]*refs.Answer{}
+	for _, ds := range datasets {
+		if !fs.ValidPath(ds) || strings.ContainsAny(ds, "/\\") {
+			return nil, nil, fmt.Errorf("bad dataset name %q", clip(ds, 60))
+		}
+		rs, err := compare.ReadRecords(site, "records/"+ds+".jsonl")
+		if err != nil {
+			return nil, nil, err
+		}
+		recs = append(recs, rs...)
+		data, err := source.ReadSmall(site, "reference/answers/"+ds+".jsonl", refLimit)
+		if err != nil {
+			return nil, nil, err
+		}
+		err = refs.ReadJSONL(bytes.NewReader(data), ds, func(line int, a *refs.Answer) error {
+			if err := a.Check(); err != nil {
+				return err
+			}
+			ref[a.ID] = a
+			return nil
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	return recs, ref, nil
+}
+
+func runRecords(spec *jobs.Spec, h Host) (*jobs.Output, error) {
+	site, err := open(h, spec.Site, "demo world")
+	if err != nil {
+		return nil, err
+	}
+	recs, ref, err := readRecords(site, spec.Datasets)
+	if err != nil {
+		return nil, err
+	}
+	return &jobs.Output{Records: recs, RefAnswers: ref}, nil
+}
+
+// isCORS tells whether a failed request looks like the browser's CORS
+// refusal (fetch() rejects with a bare TypeError then).
+func isCORS(msg string) bool {
+	return strings.Contains(msg, "CORS") || strings.Contains(msg, "fetch() failed")
+}
+
+func runDecisions(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.Output, error) {
+	recs, ref := spec.Records, spec.RefAnswers
+	switch {
+	case len(recs) == 0:
+		return nil, errors.New("no records to send")
+	case len(recs) > jobs.MaxRecords:
+		return nil, fmt.Errorf("%d records: at most %d in one batch", len(recs), jobs.MaxRecords)
+	}
+	row := func(o *decision.Outcome) jobs.Row {
+		r := jobs.Row{ID: o.Record.ID, Known: o.Record.Answer, MS: float64(o.Latency.Microseconds()) / 1000}
+		if a := ref[o.Record.ID]; a != nil {
+			r.Ref = a.Choice
+		}
+		if o.Err != nil {
+			r.Err = o.Err.Error()
+			r.CORS = isCORS(r.Err)
+		} else if o.Resp != nil {
+			r.Choice = o.Resp.Choice
+		}
+		return r
+	}
+	start := time.Now()
+	var outs []*decision.Outcome
+	if spec.Browser {
+		d, err := demoModel(h, spec.Site)
+		if err != nil {
+			return nil, err
+		}
+		for _, rec := range recs {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			t0 := time.Now()
+			a, err := d.decide(rec.ID, rec.Prompt, rec.Options)
+			o := &decision.Outcome{Record: rec, Err: err, Latency: time.Since(t0)}
+			if err == nil {
+				o.Resp = &decision.Response{ID: a.ID, Choice: a.Choice, Options: a.Options, Logits: a.Logits, Probs: a.Probs}
+			}
+			outs = append(outs, o)
+			r := row(o)
+			em.send(jobs.Event{Row: &r})
+			if h.Yield != nil {
+				if err := h.Yield(); err != nil {
+					return nil, err
+				}
+			}
+		}
+	} else {
+		c := &decision.Client{BaseURL: spec.Server, Token: spec.Token, Timeout: 60 * time.Second}
+		conc := max(1, min(jobs.MaxConcurrency, spec.Concurrency))
+		outs = decision.Run(ctx, c, recs, decision.RunOptions{Concurrency: conc, OnOutcome: func(o *decision.Outcome) {
+			r := row(o)
+			em.send(jobs.Event{Row: &r})
+		}})
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	wall := time.Since(start)
+	res := &jobs.Decisions{Latency: decision.Latencies(outs, wall)}
+	cand := map[string]*refs.Answer{}
+	known := map[string]string{}
+	for _, o := range outs {
+		r := row(o)
+		res.Rows = append(res.Rows, r)
+		if r.Err != "" {
+			res.Failed++
+		} else if r.Ref != "" && r.Choice == r.Ref {
+			res.Agree++
+		}
+		if a := o.Answer(); a != nil {
+			cand[a.ID] = a
+		}
+		if o.Record.Answer != "" {
+			known[o.Record.ID] = o.Record.Answer
+		}
+	}
+	if len(ref) > 0 {
+		s := compare.Answers(ref, cand, known).Summary
+		res.Summary = &s
+	}
+	from := spec.Server
+	if spec.Browser {
+		from = "the demo model in the browser"
+	}
+	return &jobs.Output{Decisions: res, Markdown: DecisionsMarkdown(from, res)}, nil
+}
+
+func runDecide(ctx context.Context, spec *jobs.Spec, h Host) (*jobs.Output, error) {
+	req := &decision.Request{ID: "demo", Prompt: spec.Prompt, Options: spec.Options}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	out := &jobs.Decided{Options: req.Options}
+	if spec.Browser {
+		d, err := demoModel(h, spec.Site)
+		if err != nil {
+			return nil, err
+		}
+		a, err := d.decide(req.ID, req.Prompt, req.Options)
+		if err != nil {
+			return nil, err
+		}
+		out.Choice, out.Probs = a.Choice, a.Probs
+	} else {
+		r, err := (&decision.Client{BaseURL: spec.Server, Token: spec.Token, Timeout: 60 * time.Second}).Decide(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		out.Choice, out.Probs = r.Choice, r.Probs
+	}
+	out.MS = float64(time.Since(start).Microseconds()) / 1000
+	return &jobs.Output{Decided: out}, nil
+}
+
+// decider is a loaded demo model.
+type decider struct{ m *model.Model }
+
+func (d *decider) decide(id, prompt string, options []string) (*refs.Answer, error) {
+	res, err := d.m.Forward(model.Tokenize(prompt, options), options)
+	if err != nil {
+		return nil, err
+	}
+	return &refs.Answer{ID: id, Options: options, Logits: res.Logits, Probs: res.Probs, Choice: options[res.Choice]}, nil
+}
+
+var (
+	modelsMu sync.Mutex
+	models   = map[string]*decider{}
+)
+
+// demoModel loads (once per site URL) the demo world's model: the base
+// checkpoint with the adapter applied at run time, read by range.
+func demoModel(h Host, site *jobs.Input) (*decider, error) {
+	if site == nil {
+		return nil, errors.New("no demo world given for the in-browser model")
+	}
+	key := site.URL
+	modelsMu.Lock()
+	defer modelsMu.Unlock()
+	if d := models[key]; d != nil && key != "" {
+		return d, nil
+	}
+	root, err := open(h, site, "demo world")
+	if err != nil {
+		return nil, err
+	}
+	base, err1 := fs.Sub(root, "base")
+	ad, err2 := fs.Sub(root, "adapter")
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, err
+	}
+	head, err := model.LoadHead(root)
+	if err != nil {
+		return nil, fmt.Errorf("loading the demo model: %v", err)
+	}
+	m, err := model.Load(base, head, model.Options{Adapter: ad})
+	if err != nil {
+		return nil, fmt.Errorf("loading the demo model: %v", err)
+	}
+	d := &decider{m}
+	if key != "" {
+		models[key] = d
+	}
+	return d, nil
+}

@@ -1,0 +1,357 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"github.com/kvit-s/clefcheck/wasm/jobs"
+	"io/fs"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kvit-s/clefcheck/wasm/audit"
+	"github.com/kvit-s/clefcheck/wasm/claims"
+	"github.com/kvit-s/clefcheck/wasm/compare"
+	"github.com/kvit-s/clefcheck/wasm/demo"
+	"github.com/kvit-s/clefcheck/wasm/model"
+	"github.com/kvit-s/clefcheck/wasm/rebuild"
+	"github.com/kvit-s/clefcheck/wasm/safetensors"
+	"github.com/kvit-s/clefcheck/wasm/service"
+	"github.com/kvit-s/clefcheck/wasm/source"
+)
+
+var worldDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "clefcheck-jobs-")
+	if err != nil {
+		panic(err)
+	}
+	if err := demo.Build(dir, 1); err != nil {
+		panic(err)
+	}
+	worldDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// host opens URLs by range and "files" inputs as folders of the world.
+func host() Host {
+	return Host{Open: func(in *jobs.Input) (fs.FS, error) {
+		switch {
+		case in.URL != "":
+			h, err := source.NewHTTP(in.URL)
+			if err == nil {
+				h.Token = in.Token
+			}
+			return h, err
+		case in.Files != "":
+			return os.DirFS(filepath.Join(worldDir, in.Files)), nil
+		}
+		return nil, fmt.Errorf("empty input")
+	}}
+}
+
+// run runs a spec after a JSON round trip (as the page sends it) and
+// returns the output after another one (as the page reads it).
+func run(t *testing.T, spec jobs.Spec) (*jobs.Output, []jobs.Event, error) {
+	t.Helper()
+	b, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s jobs.Spec
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var evs []jobs.Event
+	out, err := Run(context.Background(), &s, host(), func(e jobs.Event) {
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Errorf("event: %v", err)
+		}
+		var back jobs.Event
+		json.Unmarshal(b, &back)
+		mu.Lock()
+		evs = append(evs, back)
+		mu.Unlock()
+	})
+	if err != nil {
+		return nil, evs, err
+	}
+	b, err = json.Marshal(out)
+	if err != nil {
+		t.Fatalf("output: %v", err)
+	}
+	var back jobs.Output
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	return &back, evs, nil
+}
+
+func TestAuditJobSameAsEngine(t *testing.T) {
+	prof, err := claims.Builtin("demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"quick", "randomized", "exact"} {
+		t.Run(mode, func(t *testing.T) {
+			out, evs, err := run(t, jobs.Spec{Kind: jobs.KindAudit, Adapter: &jobs.Input{Files: "adapter"}, Mode: mode, Claims: "demo"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := audit.Run(context.Background(), os.DirFS(filepath.Join(worldDir, "adapter")), ".",
+				audit.Options{Claims: prof, Quick: mode == "quick", Randomized: mode == "randomized", Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := out.Audit
+			if got == nil || got.Verdict != "pass" || got.Verdict != want.Verdict || len(got.Matrices) != len(want.Matrices) || got.Summary.Mode != want.Summary.Mode {
+				t.Fatalf("job %+v, engine %s %d %s", got, want.Verdict, len(want.Matrices), want.Summary.Mode)
+			}
+			for i, m := range got.Matrices {
+				w := want.Matrices[i]
+				if m.Module != w.Module || len(m.Sigma) != len(w.Sigma) || m.NumRank != w.NumRank || m.Method != w.Method {
+					t.Fatalf("%s: job %+v, engine %+v", w.Module, m, w)
+				}
+				for k := range m.Sigma {
+					if m.Sigma[k] != w.Sigma[k] {
+						t.Fatalf("%s σ%d: %g ≠ %g", w.Module, k, m.Sigma[k], w.Sigma[k])
+					}
+				}
+			}
+			inv, final := 0, false
+			for _, e := range evs {
+				if e.Inventory != nil {
+					inv++
+					if len(e.Inventory.Matrices) != len(want.Matrices) {
+						t.Errorf("inventory has %d pairs", len(e.Inventory.Matrices))
+					}
+				}
+				if e.Status != nil && e.Status.Final {
+					final = true
+				}
+			}
+			if inv != 1 || !final {
+				t.Errorf("events: %d inventories, final status %v", inv, final)
+			}
+		})
+	}
+}
+
+// A claims profile given as JSON is used (the page's "Load claims…"), and
+// a profile that contradicts the adapter makes the audit fail.
+func TestAuditJobClaimsJSON(t *testing.T) {
+	data, err := claims.JSON("demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	json.Unmarshal(data, &m)
+	m["rank"] = 7
+	bad, _ := json.Marshal(m)
+	out, _, err := run(t, jobs.Spec{Kind: jobs.KindAudit, Adapter: &jobs.Input{Files: "adapter"}, Mode: "quick", ClaimsJSON: bad})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Audit.Verdict != "fail" {
+		t.Fatalf("verdict %s with a claimed rank of 7", out.Audit.Verdict)
+	}
+	if _, _, err := run(t, jobs.Spec{Kind: jobs.KindAudit, Adapter: &jobs.Input{Files: "adapter"}, ClaimsJSON: []byte(`{"rank": "x"}`)}); err == nil || !strings.Contains(err.Error(), "claims") {
+		t.Fatalf("bad claims JSON: %v", err)
+	}
+	if _, _, err := run(t, jobs.Spec{Kind: jobs.KindAudit, Adapter: &jobs.Input{Files: "adapter"}, Mode: "slow"}); err == nil {
+		t.Fatal("an unknown mode was accepted")
+	}
+	if _, _, err := run(t, jobs.Spec{Kind: "nope"}); err == nil {
+		t.Fatal("an unknown kind was accepted")
+	}
+	if _, _, err := run(t, jobs.Spec{Kind: jobs.KindAudit}); err == nil || !strings.Contains(err.Error(), "no adapter") {
+		t.Fatalf("no adapter: %v", err)
+	}
+}
+
+func TestReconstructJobs(t *testing.T) {
+	out, _, err := run(t, jobs.Spec{Kind: jobs.KindOpen, Adapter: &jobs.Input{Files: "adapter"}, Base: &jobs.Input{Files: "base"}, Tuned: &jobs.Input{Files: "tuned"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ad := os.DirFS(filepath.Join(worldDir, "adapter"))
+	ck, err := safetensors.OpenCheckpoint(ad, ".", "adapter_model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	if want := rebuild.Modules(ck); !reflect.DeepEqual(out.Modules, want) || out.CkErr != "" {
+		t.Fatalf("modules %v (checkpoints: %q), want %v", out.Modules, out.CkErr, want)
+	}
+	// The adapter is not a checkpoint named model.safetensors.
+	out, _, err = run(t, jobs.Spec{Kind: jobs.KindOpen, Base: &jobs.Input{Files: "adapter"}, Tuned: &jobs.Input{Files: "tuned"}})
+	if err != nil || !strings.Contains(out.CkErr, "base checkpoint") {
+		t.Fatalf("bad base: %v, %q", err, out.CkErr)
+	}
+
+	mod := out.Modules
+	if len(mod) == 0 {
+		mod = rebuild.Modules(ck)
+	}
+	out, _, err = run(t, jobs.Spec{Kind: jobs.KindSample, Adapter: &jobs.Input{Files: "adapter"}, Module: mod[0], Row0: 3, Col0: 5, Size: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := rebuild.Sample(ad, ck, mod[0], 3, 8, 5, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(out.Block, want) {
+		t.Fatalf("block %+v, want %+v", out.Block, want)
+	}
+	for _, size := range []int{0, jobs.MaxBlock + 1} {
+		if _, _, err := run(t, jobs.Spec{Kind: jobs.KindSample, Adapter: &jobs.Input{Files: "adapter"}, Module: mod[0], Size: size}); err == nil {
+			t.Errorf("block size %d accepted", size)
+		}
+	}
+
+	out, evs, err := run(t, jobs.Spec{Kind: jobs.KindRebuild, Adapter: &jobs.Input{Files: "adapter"}, Base: &jobs.Input{Files: "base"}, Tuned: &jobs.Input{Files: "tuned"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Rebuild == nil || out.Rebuild.Verdict != "pass" || len(out.Rebuild.Matrices) == 0 {
+		t.Fatalf("rebuild %+v", out.Rebuild)
+	}
+	if len(evs) == 0 {
+		t.Error("the rebuild reported no progress")
+	}
+	if _, _, err := run(t, jobs.Spec{Kind: jobs.KindRebuild, Adapter: &jobs.Input{Files: "adapter"}}); err == nil {
+		t.Fatal("a rebuild without checkpoints was accepted")
+	}
+}
+
+// demoSite serves the world by range and the demo decision service, like
+// clefcheck serve, on loopback.
+func demoSite(t *testing.T) (site, server string) {
+	t.Helper()
+	m, err := demo.LoadServer(worldDir, model.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := httptest.NewServer(http.FileServer(http.Dir(worldDir)))
+	svc := httptest.NewServer((&service.Server{Model: m}).Handler())
+	t.Cleanup(files.Close)
+	t.Cleanup(svc.Close)
+	return files.URL + "/", svc.URL
+}
+
+func TestDecisionJobs(t *testing.T) {
+	site, server := demoSite(t)
+	out, _, err := run(t, jobs.Spec{Kind: jobs.KindRecords, Site: &jobs.Input{URL: site}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, ref := out.Records, out.RefAnswers
+	if len(recs) == 0 || len(ref) != len(recs) {
+		t.Fatalf("%d records, %d reference answers", len(recs), len(ref))
+	}
+	if _, _, err := run(t, jobs.Spec{Kind: jobs.KindRecords, Site: &jobs.Input{URL: site}, Datasets: []string{"../x"}}); err == nil {
+		t.Fatal("a dataset name with a path was accepted")
+	}
+
+	var byServer, inBrowser *jobs.Decisions
+	for _, browser := range []bool{false, true} {
+		out, evs, err := run(t, jobs.Spec{Kind: jobs.KindDecisions, Records: recs, RefAnswers: ref, Server: server, Concurrency: 3, Browser: browser, Site: &jobs.Input{URL: site}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := out.Decisions
+		rows := 0
+		for _, e := range evs {
+			if e.Row != nil {
+				rows++
+			}
+		}
+		// The demo service and the model here are the world's own model:
+		// every answer agrees with the reference.
+		if d.Agree != len(recs) || d.Failed != 0 || len(d.Rows) != len(recs) || rows != len(recs) || d.Summary == nil || d.Latency.N != len(recs) {
+			t.Fatalf("browser=%v: %d of %d agree, %d failed, %d rows, %d row events, summary %+v", browser, d.Agree, len(recs), d.Failed, len(d.Rows), rows, d.Summary)
+		}
+		if browser {
+			inBrowser = d
+		} else {
+			byServer = d
+		}
+	}
+	for i := range byServer.Rows {
+		if byServer.Rows[i].Choice != inBrowser.Rows[i].Choice {
+			t.Fatalf("record %s: server %s, browser model %s", byServer.Rows[i].ID, byServer.Rows[i].Choice, inBrowser.Rows[i].Choice)
+		}
+	}
+
+	// A dead server: every row fails, and says why.
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	out, _, err = run(t, jobs.Spec{Kind: jobs.KindDecisions, Records: recs[:3], Server: dead.URL, Concurrency: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Decisions.Failed != 3 || out.Decisions.Rows[0].Err == "" {
+		t.Fatalf("dead server: %+v", out.Decisions)
+	}
+
+	// One decision, from the service and from the model here.
+	var probs [2][]float64
+	for i, browser := range []bool{false, true} {
+		out, _, err := run(t, jobs.Spec{Kind: jobs.KindDecide, Prompt: recs[0].Prompt, Options: recs[0].Options, Server: server, Browser: browser, Site: &jobs.Input{URL: site}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Decided.Choice != ref[recs[0].ID].Choice {
+			t.Fatalf("browser=%v: %s, reference %s", browser, out.Decided.Choice, ref[recs[0].ID].Choice)
+		}
+		probs[i] = out.Decided.Probs
+	}
+	for k := range probs[0] {
+		if math.Abs(probs[0][k]-probs[1][k]) > 1e-6 {
+			t.Fatalf("probabilities differ: %v vs %v", probs[0], probs[1])
+		}
+	}
+	if _, _, err := run(t, jobs.Spec{Kind: jobs.KindDecide, Prompt: "x", Options: []string{"only"}, Server: server}); err == nil {
+		t.Fatal("a request with one option was accepted")
+	}
+}
+
+func TestHiddenJobs(t *testing.T) {
+	site, server := demoSite(t)
+	out, evs, err := run(t, jobs.Spec{Kind: jobs.KindHidden, Server: server, Site: &jobs.Input{URL: site}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := out.Hidden
+	if h == nil || h.Verdict != "pass" || h.Summary.Compared == 0 || h.Summary.Compared != h.Summary.Records || !strings.Contains(out.Note, "captured live") {
+		t.Fatalf("live: %+v (%s)", h, out.Note)
+	}
+	if len(evs) == 0 {
+		t.Error("no progress notes")
+	}
+	// The reference folder against itself, as two local folders.
+	out, _, err = run(t, jobs.Spec{Kind: jobs.KindHidden, Ref: &jobs.Input{Files: "reference/hidden"}, Cand: &jobs.Input{Files: "reference/hidden"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := compare.Hidden(os.DirFS(filepath.Join(worldDir, "reference/hidden")), ".", os.DirFS(filepath.Join(worldDir, "reference/hidden")), ".", compare.HiddenTol{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Hidden.Verdict != "pass" || out.Hidden.Summary.Compared != want.Summary.Compared || len(out.Hidden.Records) != len(want.Records) {
+		t.Fatalf("folders: %+v, want %+v", out.Hidden.Summary, want.Summary)
+	}
+}

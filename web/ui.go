@@ -1,0 +1,124 @@
+package web
+
+import (
+	"fmt"
+
+	"github.com/maxence-charriere/go-app/v10/pkg/app"
+)
+
+// Small builders shared by the pages: one call instead of a chain of
+// builder calls at every use, which keeps app.wasm small (every call site
+// costs code in Go's WebAssembly).
+
+const svgNS = "http://www.w3.org/2000/svg"
+
+// svg is an SVG element with attributes given as name, value pairs.
+func svg(name string, kv ...any) app.HTMLElem {
+	e := app.Elem(name).XMLNS(svgNS)
+	for i := 0; i+1 < len(kv); i += 2 {
+		e = e.Attr(kv[i].(string), kv[i+1])
+	}
+	return e
+}
+
+// chart is an SVG of w × h with an id, its elements, and a caption.
+func chart(id string, w, h float64, caption string, els []app.UI) app.UI {
+	return app.Div().Class("hist").Body(
+		svg("svg", "width", w, "height", h, "viewBox", fmt.Sprintf("0 0 %g %g", w, h)).ID(id).Body(els...),
+		app.Div().Class("muted").Text(caption),
+	)
+}
+
+// bar is a chart's bar from x to x+w, of height bh from the bottom h.
+func bar(x, w, h, bh float64, fill string, title string) app.UI {
+	r := svg("rect", "x", fmt.Sprintf("%.1f", x), "y", fmt.Sprintf("%.1f", h-bh), "width", fmt.Sprintf("%.1f", w), "height", fmt.Sprintf("%.1f", bh), "fill", fill)
+	if title != "" {
+		r = r.Body(svg("title").Text(title))
+	}
+	return r
+}
+
+// muted is a table cell shown muted.
+type muted string
+
+// head is a table's header row.
+func head(cols ...string) app.UI {
+	ths := make([]app.UI, len(cols))
+	for i, c := range cols {
+		ths[i] = app.Th().Text(c)
+	}
+	return app.THead().Body(app.Tr().Body(ths...))
+}
+
+// row is a table row: a string is a text cell, a muted one is muted, an
+// app.UI goes in its cell as it is; the first cell is monospace (an id).
+func row(class string, cells ...any) app.UI {
+	tds := make([]app.UI, len(cells))
+	for i, c := range cells {
+		td := app.Td()
+		if i == 0 {
+			td = td.Class("mono")
+		}
+		switch v := c.(type) {
+		case string:
+			td = td.Text(v)
+		case muted:
+			td = td.Class("muted").Text(string(v))
+		case app.UI:
+			td = td.Body(v)
+		}
+		tds[i] = td
+	}
+	tr := app.Tr().Body(tds...)
+	if class != "" {
+		tr = tr.Class(class)
+	}
+	return tr
+}
+
+// paged is the page pg (clamped) of n items, rowsPerPage to a page: its
+// bounds, the page shown and the number of pages.
+func paged(n, pg int) (lo, hi, page, pages int) {
+	pages = max(1, (n+rowsPerPage-1)/rowsPerPage)
+	page = max(0, min(pg, pages-1))
+	return page * rowsPerPage, min(n, (page+1)*rowsPerPage), page, pages
+}
+
+// pager moves between pages; set is given the new page.
+func pager(id string, pg, pages int, set func(int)) app.UI {
+	return app.Div().Class("pager").Body(
+		app.Button().Text("‹").Disabled(pg == 0).OnClick(func(ctx app.Context, e app.Event) { set(pg - 1) }),
+		app.Span().ID(id).Text(fmt.Sprintf(" page %d of %d ", pg+1, pages)),
+		app.Button().Text("›").Disabled(pg >= pages-1).OnClick(func(ctx app.Context, e app.Event) { set(pg + 1) }),
+	)
+}
+
+// field is a text-like input (url, password, text, number).
+func field(id, typ, placeholder string, value any, h app.EventHandler) app.HTMLInput {
+	return app.Input().ID(id).Type(typ).Placeholder(placeholder).Value(value).OnChange(h)
+}
+
+// picker is a labelled file input: several files, or a folder.
+func picker(id, label string, folder bool, h app.EventHandler) app.UI {
+	in := app.Input().ID(id).Type("file").OnChange(h)
+	if folder {
+		in = in.Attr("webkitdirectory", "")
+	} else {
+		in = in.Multiple(true)
+	}
+	return app.Label().Class("file").Body(app.Text(label), in)
+}
+
+// errorCard shows an error (clipped: it may quote a file or a server).
+func errorCard(msg string) app.UI {
+	return app.Div().Class("card error").ID("error").Text(clip(msg, 600))
+}
+
+// choice is a select of value, label pairs.
+func choice(id, current string, h app.EventHandler, kv ...string) app.UI {
+	opts := make([]app.UI, 0, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		opts = append(opts, app.Option().Value(kv[i]).Text(kv[i+1]).Selected(kv[i] == current))
+	}
+	return app.Select().ID(id).OnChange(h).Body(opts...)
+}
