@@ -42,8 +42,8 @@ func runJob(ctx context.Context, spec *jobs.Spec, onEvent func(jobs.Event)) (*jo
 		engine.WorkerURL = siteURL("web/worker.js") + "?v=" + url.QueryEscape(app.Getenv("GOAPP_VERSION"))
 	}
 	files := map[string]js.Value{}
-	for _, in := range []*jobs.Input{spec.Adapter, spec.Base, spec.Tuned, spec.Ref, spec.Cand, spec.Site} {
-		if in != nil && in.Files != "" {
+	for _, in := range spec.Inputs() {
+		if in.Files != "" {
 			files[in.Files] = js.Global().Get(in.Files)
 		}
 	}

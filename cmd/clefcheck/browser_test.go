@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -23,6 +24,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/kvit-s/clefcheck/wasm/audit"
+	"github.com/kvit-s/clefcheck/wasm/claims"
 	"github.com/kvit-s/clefcheck/wasm/source"
 )
 
@@ -596,5 +598,54 @@ func jsClick(t *testing.T, ctx context.Context, sel string) {
 	t.Helper()
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(`(() => { document.querySelector(%q).click(); return true })()`, sel))); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBrowserClaimsFile: the engine lists its built-in profiles for the
+// claims select, checks a profile loaded from a file, and audits against
+// it; a broken profile file is refused with the reason.
+func TestBrowserClaimsFile(t *testing.T) {
+	ctx, url := browser(t)
+	data, err := claims.JSON("demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prof map[string]any
+	json.Unmarshal(data, &prof)
+	prof["name"], prof["rank"] = "rank-seven", 7
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "rank-seven.json"), filepath.Join(dir, "broken.json")
+	b, _ := json.Marshal(prof)
+	os.WriteFile(good, b, 0o644)
+	os.WriteFile(bad, []byte(`{"name": "x", "rank": "sixteen"}`), 0o644)
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"/"), chromedp.WaitVisible("#load-demo")); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if _, err := waitText(wctx, "#claims", "demo"); err != nil {
+		t.Fatalf("the built-in profiles were not listed: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.SetUploadFiles("#claims-file", []string{good})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := waitText(wctx, "#claims", "file: rank-seven"); err != nil {
+		page, _ := chromedp.Run(ctx, chromedp.Text("main"))
+		t.Fatalf("the claims file was not loaded: %v\n%s", err, page)
+	}
+	jsClick(t, ctx, "#load-demo")
+	if _, err := waitText(wctx, "#verdict", "FAIL"); err != nil {
+		shot(t, ctx, "audit-claims-file")
+		t.Fatalf("a claimed rank of 7 did not fail the demo adapter: %v", err)
+	}
+	if s, _ := chromedp.Run(ctx, chromedp.Text(".summary")); !strings.Contains(s, "claims: rank-seven") {
+		t.Errorf("the summary does not name the claims file's profile: %q", s)
+	}
+	if err := chromedp.Do(ctx, chromedp.SetUploadFiles("#claims-file", []string{bad})); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := waitText(wctx, "#error", "claims file"); err != nil || !strings.Contains(e, "rank") {
+		t.Errorf("a broken claims file: %q %v", e, err)
 	}
 }

@@ -89,6 +89,18 @@ type Spec struct {
 	Options     []string                `json:"options,omitempty"`
 }
 
+// Inputs are the spec's inputs that are set (a host attaches the files
+// they name).
+func (s *Spec) Inputs() []*Input {
+	var out []*Input
+	for _, in := range []*Input{s.Adapter, s.Base, s.Tuned, s.Ref, s.Cand, s.Site, s.ClaimsFile} {
+		if in != nil {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
 // Event is what a running job reports; one field is set.
 type Event struct {
 	Status    *progress.Status `json:"status,omitempty"`

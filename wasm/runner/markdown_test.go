@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -47,4 +48,28 @@ func TestReconstructMarkdown(t *testing.T) {
 	contains(t, "block", BlockMarkdown(b), "## Block of s·B·A", `m\|x (8 × 6, s = 2): rows 2–3, columns 1–2`, "| -1 | 1 | 0.125 | 0.75 |")
 	contains(t, "rebuild", RebuildMarkdown("local files", r), "## Rebuild check: FAIL", "Checkpoints: local files. 10 tensors compared, 2 differ; 1 modules rebuilt",
 		"`"+report.RebuildError+"`", "| m | 8 × 6 | 3.1000 | 1.23% |")
+}
+
+// Every input field of a spec is listed by Inputs (the page attaches the
+// files of exactly those).
+func TestSpecInputs(t *testing.T) {
+	in := func(k string) *jobs.Input { return &jobs.Input{Files: k} }
+	s := &jobs.Spec{Adapter: in("a"), Base: in("b"), Tuned: in("t"), Ref: in("r"), Cand: in("c"), Site: in("s"), ClaimsFile: in("f")}
+	got := map[string]bool{}
+	for _, i := range s.Inputs() {
+		got[i.Files] = true
+	}
+	v := reflect.ValueOf(*s)
+	n := 0
+	for i := 0; i < v.NumField(); i++ {
+		if v.Field(i).Type() == reflect.TypeOf(&jobs.Input{}) {
+			n++
+		}
+	}
+	if len(got) != 7 || n != 7 {
+		t.Fatalf("Inputs lists %d of the spec's %d inputs", len(got), n)
+	}
+	if len((&jobs.Spec{}).Inputs()) != 0 {
+		t.Fatal("an empty spec has inputs")
+	}
 }
