@@ -84,7 +84,7 @@ test-browser: wasm
 # Browser timings on the 1.40 GB twin (not part of make test).
 bench-browser: wasm build
 	[ -f $(FULL)/adapter/extraction-report.json ] || $(BIN) world --full $(FULL)
-	CLEFCHECK_FULL=$(CURDIR)/$(FULL) CLEFCHECK_WEB=$(CURDIR)/$(BUILD)/web CLEFCHECK_SHOTS=$(CURDIR)/scripts/out/screenshots \
+	CLEFCHECK_FULL=$(CURDIR)/$(FULL) CLEFCHECK_BIN=$(CURDIR)/$(BIN) CLEFCHECK_WEB=$(CURDIR)/$(BUILD)/web CLEFCHECK_SHOTS=$(CURDIR)/scripts/out/screenshots \
 		$(GO) test -count=1 -timeout 40m -tags browser -run FullTwinTimings -v ./cmd/clefcheck
 
 # The full-size twin of kvit-s/clef-lora-r256 (1.40 GB): the claims pass,

@@ -349,25 +349,36 @@ func TestBrowserFullTwinTimings(t *testing.T) {
 		return true })()`)); err != nil {
 		t.Fatal(err)
 	}
-	// The native engine on the same file in the same run, for the ratio.
-	nstart := time.Now()
-	nres, err := audit.Run(context.Background(), source.Dir(filepath.Join(full, "adapter")), ".", audit.Options{Quick: true})
-	if err != nil || nres.Verdict == "fail" {
-		t.Fatalf("native quick audit: %v %v", err, nres)
-	}
-	native := time.Since(nstart)
-	t.Logf("native quick audit of the twin: %v", native.Round(10*time.Millisecond))
-	// "files": the same randomized audit of the twin given as local files
-	// (read in place, no network: what the compute alone costs).
-	modes := []string{"quick", "randomized", "files"}
-	if os.Getenv("CLEFCHECK_EXACT") != "" {
-		modes = append(modes, "exact")
-	}
-	for _, run := range modes {
-		mode := run
-		if run == "files" {
-			mode = "randomized"
+	// The native CLI on the same file in the same run, for the ratio: the
+	// best of two runs (the first may warm the page cache).
+	var native time.Duration
+	for i := 0; i < 2; i++ {
+		nstart := time.Now()
+		if bin := os.Getenv("CLEFCHECK_BIN"); bin != "" {
+			out, err := exec.Command(bin, "audit", "--quick", "--claims", "clef-lora-r256", filepath.Join(full, "adapter")).CombinedOutput()
+			if err != nil {
+				t.Fatalf("native quick audit: %v\n%s", err, out)
+			}
+		} else if nres, err := audit.Run(context.Background(), source.Dir(filepath.Join(full, "adapter")), ".", audit.Options{Quick: true}); err != nil || nres.Verdict == "fail" {
+			t.Fatalf("native quick audit: %v %v", err, nres)
 		}
+		if d := time.Since(nstart); i == 0 || d < native {
+			native = d
+		}
+	}
+	t.Logf("native quick audit of the twin (clefcheck audit --quick, best of 2): %v", native.Round(10*time.Millisecond))
+	// Each audit from the twin's URL (another origin, read by range) and
+	// from the twin given as local files (read in place, no network).
+	type benchRun struct {
+		name, mode string
+		files      bool
+	}
+	modes := []benchRun{{"quick", "quick", false}, {"quick-files", "quick", true}, {"randomized", "randomized", false}, {"randomized-files", "randomized", true}}
+	if os.Getenv("CLEFCHECK_EXACT") != "" {
+		modes = append(modes, benchRun{"exact", "exact", false})
+	}
+	for _, r := range modes {
+		run, mode := r.name, r.mode
 		if err := chromedp.Do(ctx,
 			chromedp.SetValue("#claims", "clef-lora-r256"), chromedp.SetValue("#mode", mode),
 			chromedp.SetValue("#adapter-url", twin.URL+"/twin/adapter"),
@@ -380,7 +391,10 @@ func TestBrowserFullTwinTimings(t *testing.T) {
 		}
 		chromedp.Run(ctx, chromedp.Evaluate[bool](`(window.__gap = 0, window.__long = [], window.__t0 = performance.now(), true)`))
 		start := time.Now()
-		if run == "files" {
+		var err error
+		if r.files {
+			// The same files again fire no change event unless the input is cleared.
+			chromedp.Run(ctx, chromedp.Evaluate[bool](`(document.querySelector("#adapter-files").value = "", true)`))
 			ad := filepath.Join(full, "adapter")
 			err = chromedp.Do(ctx, chromedp.SetUploadFiles("#adapter-files", []string{filepath.Join(ad, "adapter_config.json"), filepath.Join(ad, "adapter_model.safetensors"), filepath.Join(ad, "extraction-report.json")}))
 		} else {
@@ -440,7 +454,32 @@ func TestBrowserFullTwinTimings(t *testing.T) {
 		// The page's long tasks (over 50 ms): [start ms after the click, duration ms].
 		long, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(window.__long.sort((a, b) => b[1] - a[1]).slice(0, 8))`))
 		t.Logf("%s: the page's longest tasks [start, ms]: %s", run, long)
-		t.Logf("browser %s audit of the 1.40 GB twin (%s): %v wall (%.1f× the native quick audit), longest frame gap %.0f ms; %s", mode, run, wall.Round(10*time.Millisecond), wall.Seconds()/native.Seconds(), gap, kernel)
+		t.Logf("browser %s audit of the 1.40 GB twin (%s): %v wall (%.1f× the native CLI's quick audit), longest frame gap %.0f ms; %s", mode, run, wall.Round(10*time.Millisecond), wall.Seconds()/native.Seconds(), gap, kernel)
+	}
+	// The floors: the browser reading the twin's bytes and nothing else, as
+	// 32 MB pieces four at a time, from the URL and from the local file.
+	ad := filepath.Join(full, "adapter", "adapter_model.safetensors")
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const i = document.createElement("input"); i.type = "file"; i.id = "floor-file"; document.body.appendChild(i); return true })()`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.SetUploadFiles("#floor-file", []string{ad})); err != nil {
+		t.Fatal(err)
+	}
+	const floorJS = `(async () => {
+		const f = document.querySelector("#floor-file").files[0], size = f.size, piece = 32 << 20, url = %q;
+		const read = (o) => url ? fetch(url, {headers: {Range: "bytes=" + o + "-" + (Math.min(size, o + piece) - 1)}, cache: "no-store"}).then(r => {
+			if (r.status !== 206) throw new Error("HTTP " + r.status + " at " + o); return r.arrayBuffer(); }) : f.slice(o, o + piece).arrayBuffer();
+		const t0 = performance.now(); let next = 0, n = 0;
+		const lane = async () => { while (next < size) { const o = next; next += piece; const b = await read(o); n += b.byteLength; } };
+		await Promise.all([lane(), lane(), lane(), lane()]);
+		if (n !== size) throw new Error("read " + n + " of " + size + " bytes");
+		return performance.now() - t0; })()`
+	for _, src := range []struct{ name, url string }{{"the URL", twin.URL + "/twin/adapter/adapter_model.safetensors"}, {"the local file", ""}} {
+		ms, err := chromedp.Run(ctx, chromedp.Evaluate[float64](fmt.Sprintf(floorJS, src.url), chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("reading the twin from %s: %v", src.name, err)
+		}
+		t.Logf("floor: the browser reads the twin's 1.40 GB from %s in %.2f s (32 MB pieces, 4 at a time)", src.name, ms/1000)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 	"syscall/js"
 	"time"
 
@@ -47,6 +48,10 @@ type File struct {
 	v    js.Value
 	name string
 	size int64
+	// A span handed over by Preload.
+	pmu    sync.Mutex
+	pre    []byte
+	preOff int64
 }
 
 // NewFile wraps a File object; name is its path within the set.
@@ -63,6 +68,12 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	if done {
 		return 0, err
 	}
+	if f.fromPreload(p[:want], off) {
+		if want < int64(len(p)) {
+			return int(want), io.EOF
+		}
+		return int(want), nil
+	}
 	end := off + want
 	ab, err := Await(f.v.Call("slice", float64(off), float64(end)).Call("arrayBuffer"))
 	if err != nil {
@@ -73,6 +84,33 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 		return n, io.EOF
 	}
 	return n, nil
+}
+
+// Preload hands over bytes [off, off+len(data)) of the file, read by
+// someone else (the audit's engine worker reads the next segment for a
+// pool worker while it computes): reads inside the span are served from
+// it. It replaces the previous span; data must not change afterwards.
+func (f *File) Preload(off int64, data []byte) {
+	f.pmu.Lock()
+	f.pre, f.preOff = data, off
+	f.pmu.Unlock()
+}
+
+func (f *File) fromPreload(p []byte, off int64) bool {
+	f.pmu.Lock()
+	defer f.pmu.Unlock()
+	if f.pre == nil || off < f.preOff || off+int64(len(p)) > f.preOff+int64(len(f.pre)) {
+		return false
+	}
+	copy(p, f.pre[off-f.preOff:])
+	return true
+}
+
+// Preload hands over bytes of the file name (see File.Preload).
+func (fsys *Files) Preload(name string, off int64, data []byte) {
+	if f := fsys.byName[path.Clean(name)]; f != nil {
+		f.Preload(off, data)
+	}
 }
 
 // Files is a set of browser files as an fs.FS (flat or with folders).

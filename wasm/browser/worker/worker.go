@@ -112,7 +112,7 @@ func Serve() {
 	}
 	post("op", "ready", "simd_error", simdErr)
 	var sess *audit.Session
-	var httpSrc *source.HTTP
+	var preload func(name string, off int64, data []byte) // the session's source's
 	runner := &jobRunner{cancels: map[int]context.CancelFunc{}, post: post}
 	for m := range msgs {
 		switch m.Get("op").String() {
@@ -121,7 +121,7 @@ func Serve() {
 		case "cancel":
 			runner.cancel(m.Get("id").Int())
 		case "open":
-			s, h, err := openSession(m)
+			s, pre, err := openSession(m)
 			if err != nil {
 				post("op", "error", "msg", err.Error())
 				continue
@@ -129,18 +129,18 @@ func Serve() {
 			if sess != nil {
 				sess.Close()
 			}
-			sess, httpSrc = s, h
+			sess, preload = s, pre
 			post("op", "opened", "kernel", s.Kernel())
 		case "pairs":
 			if sess == nil {
 				post("op", "error", "msg", "pairs before open")
 				continue
 			}
-			if buf := m.Get("buf"); buf.Truthy() && httpSrc != nil {
-				// The page fetched this segment's span while we computed.
+			if buf := m.Get("buf"); buf.Truthy() && preload != nil {
+				// The engine worker read this segment's span while we computed.
 				data := make([]byte, buf.Get("byteLength").Int())
 				js.CopyBytesToGo(data, js.Global().Get("Uint8Array").New(buf))
-				httpSrc.Preload(m.Get("file").String(), int64(m.Get("offset").Float()), data)
+				preload(m.Get("file").String(), int64(m.Get("offset").Float()), data)
 			}
 			mods := m.Get("modules")
 			for i := 0; i < mods.Length(); i++ {
@@ -161,7 +161,9 @@ func Serve() {
 	}
 }
 
-func openSession(m js.Value) (*audit.Session, *source.HTTP, error) {
+// openSession opens the pool worker's audit session, with the preloading
+// of its source (where the engine worker's read-ahead spans go).
+func openSession(m js.Value) (*audit.Session, func(string, int64, []byte), error) {
 	var spec AuditSpec
 	if err := json.Unmarshal([]byte(m.Get("spec").String()), &spec); err != nil {
 		return nil, nil, fmt.Errorf("audit spec: %v", err)
@@ -171,7 +173,7 @@ func openSession(m js.Value) (*audit.Session, *source.HTTP, error) {
 		return nil, nil, err
 	}
 	var fsys fs.FS
-	var hs *source.HTTP
+	var pre func(string, int64, []byte)
 	switch {
 	case m.Get("url").Truthy():
 		h, err := source.NewHTTP(m.Get("url").String())
@@ -182,7 +184,7 @@ func openSession(m js.Value) (*audit.Session, *source.HTTP, error) {
 		if t := m.Get("token"); t.Truthy() {
 			h.Token = t.String()
 		}
-		fsys, hs = h, h
+		fsys, pre = h, h.Preload
 	case m.Get("files").Truthy():
 		files, names := m.Get("files"), m.Get("names")
 		if files.Length() != names.Length() {
@@ -192,12 +194,12 @@ func openSession(m js.Value) (*audit.Session, *source.HTTP, error) {
 		for i := 0; i < files.Length(); i++ {
 			f.Add(files.Index(i), names.Index(i).String())
 		}
-		fsys = f
+		fsys, pre = f, f.Preload
 	default:
 		return nil, nil, errors.New("open: neither a URL nor files")
 	}
 	sess, err := audit.Open(fsys, m.Get("dir").String(), opt)
-	return sess, hs, err
+	return sess, pre, err
 }
 
 // AuditPool is the page's side: Remote is an audit.Options.Remote that
@@ -210,6 +212,9 @@ type AuditPool struct {
 	// The adapter: a base URL (with an optional token), or local files.
 	URL, Token string
 	Files      *browser.Files
+	// Depth is how many segments each worker holds at a time (default 2:
+	// one computing, one downloading).
+	Depth int
 	// OnStart, when set, is told how many workers started, and the
 	// kernels they compute with (audit.Summary.Kernel; "" in quick mode).
 	OnStart func(n int, kernel string)
@@ -234,6 +239,9 @@ const (
 	segmentBytes = 32 << 20
 	readAhead    = 32 << 20
 )
+
+// quickDepth is the segments per worker in a quick audit.
+var quickDepth = 4
 
 // spanOf is the file and byte span covering a segment's pairs ("" when
 // they are not all in one file).
@@ -317,12 +325,16 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 	}
 	// Deal neighbouring pairs together, in file order, in segments of about
 	// segmentBytes, biggest first, each worker holding up to `depth` of
-	// them. For a URL the page fetches each segment's span itself and
-	// transfers the bytes with the segment: the next one downloads while
-	// the worker computes (a worker busy in wasm does not drain its own
-	// downloads). If that fetch fails the worker reads the bytes itself.
+	// them. The engine worker reads each segment's span itself (a range
+	// request for a URL, a slice of a local File) and transfers the bytes
+	// with the segment: the next one arrives while the worker computes (a
+	// worker busy in wasm does not drain its own reads). If that read
+	// fails the worker reads the bytes itself.
 	segs := audit.Segments(jobs, segmentBytes)
-	const depth = 2
+	depth := 2
+	if p.Depth > 0 {
+		depth = p.Depth
+	}
 	busy := make([][]string, n) // the pairs each worker holds
 	outstanding := make([]int, n)
 	segOf := map[string]int{}
@@ -349,17 +361,29 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 		o.Set("op", "pairs")
 		o.Set("modules", mods)
 		file, begin, end := spanOf(segs[i])
-		fetchRange := js.Global().Get("clefcheckFetchRange")
-		if p.URL == "" || file == "" || end-begin > 2*segmentBytes || fetchRange.Type() != js.TypeFunction {
+		if file == "" || end-begin > 2*segmentBytes {
 			workers[w].Call("postMessage", o)
 			return
 		}
-		u, err := url.JoinPath(p.URL, file)
-		if err != nil {
-			workers[w].Call("postMessage", o)
-			return
+		var promise js.Value
+		if p.Files != nil {
+			// A local file: read the span here too, so that the next
+			// segment's bytes are ready when the worker wants them.
+			f := p.Files.Value(file)
+			if !f.Truthy() {
+				workers[w].Call("postMessage", o)
+				return
+			}
+			promise = f.Call("slice", float64(begin), float64(end)).Call("arrayBuffer")
+		} else {
+			fetchRange := js.Global().Get("clefcheckFetchRange")
+			u, err := url.JoinPath(p.URL, file)
+			if err != nil || fetchRange.Type() != js.TypeFunction {
+				workers[w].Call("postMessage", o)
+				return
+			}
+			promise = fetchRange.Invoke(u, float64(begin), float64(end-1), p.Token)
 		}
-		promise := fetchRange.Invoke(u, float64(begin), float64(end-1), p.Token)
 		go func() {
 			if buf, err := browser.Await(promise); err == nil {
 				o.Set("buf", buf)
@@ -524,6 +548,11 @@ func poolFor(fsys fs.FS, in *jobs.Input, opt audit.Options, onStart func(int, st
 	}
 	self := js.Global().Get("location").Get("href").String()
 	pool := &AuditPool{N: Workers(), Dir: ".", Spec: spec, OnStart: onStart, WorkerURL: self}
+	if opt.Quick {
+		// The quick scan computes at memory speed: keep more downloads in
+		// flight instead.
+		pool.Depth = quickDepth
+	}
 	switch f := fsys.(type) {
 	case *source.HTTP:
 		pool.URL, pool.Token = f.Base.String(), f.Token
