@@ -113,6 +113,8 @@ func Serve() {
 	post("op", "ready", "simd_error", simdErr)
 	var sess *audit.Session
 	var preload func(name string, off int64, data []byte) // the session's source's
+	var spanBuf []byte                                    // the memory of the current span, reused
+	spanFile := ""
 	runner := &jobRunner{cancels: map[int]context.CancelFunc{}, post: post}
 	for m := range msgs {
 		switch m.Get("op").String() {
@@ -137,10 +139,20 @@ func Serve() {
 				continue
 			}
 			if buf := m.Get("buf"); buf.Truthy() && preload != nil {
-				// The engine worker read this segment's span while we computed.
-				data := make([]byte, buf.Get("byteLength").Int())
+				// The engine worker read this segment's span while we
+				// computed. The previous span is done with (segments are
+				// checked one after the other): drop it and reuse its memory.
+				if spanFile != "" {
+					preload(spanFile, 0, nil)
+				}
+				n := buf.Get("byteLength").Int()
+				if cap(spanBuf) < n {
+					spanBuf = make([]byte, n)
+				}
+				data := spanBuf[:n]
 				js.CopyBytesToGo(data, js.Global().Get("Uint8Array").New(buf))
-				preload(m.Get("file").String(), int64(m.Get("offset").Float()), data)
+				spanFile = m.Get("file").String()
+				preload(spanFile, int64(m.Get("offset").Float()), data)
 			}
 			mods := m.Get("modules")
 			for i := 0; i < mods.Length(); i++ {
