@@ -23,16 +23,25 @@ import (
 
 const refLimit = 64 << 20 // bytes of one reference answers file
 
+// openAdapter opens an adapter's files and its tensors' headers.
+func openAdapter(h Host, in *jobs.Input) (fs.FS, *safetensors.Checkpoint, error) {
+	fsys, err := open(h, in, "adapter")
+	if err != nil {
+		return nil, nil, err
+	}
+	ck, err := safetensors.OpenCheckpoint(fsys, ".", "adapter_model")
+	if err != nil {
+		return nil, nil, err
+	}
+	return fsys, ck, nil
+}
+
 // runOpen lists the adapter's modules and checks that Base and Tuned, if
 // given, open as checkpoints (headers only).
 func runOpen(spec *jobs.Spec, h Host) (*jobs.Output, error) {
 	out := &jobs.Output{}
 	if spec.Adapter != nil {
-		fsys, err := open(h, spec.Adapter, "adapter")
-		if err != nil {
-			return nil, err
-		}
-		ck, err := safetensors.OpenCheckpoint(fsys, ".", "adapter_model")
+		_, ck, err := openAdapter(h, spec.Adapter)
 		if err != nil {
 			return nil, err
 		}
@@ -73,11 +82,7 @@ func runSample(spec *jobs.Spec, h Host) (*jobs.Output, error) {
 	if spec.Row0 < 0 || spec.Col0 < 0 {
 		return nil, errors.New("the block's first row and column cannot be negative")
 	}
-	fsys, err := open(h, spec.Adapter, "adapter")
-	if err != nil {
-		return nil, err
-	}
-	ck, err := safetensors.OpenCheckpoint(fsys, ".", "adapter_model")
+	fsys, ck, err := openAdapter(h, spec.Adapter)
 	if err != nil {
 		return nil, err
 	}
