@@ -15,10 +15,14 @@ import (
 	"github.com/kvit-s/clefcheck/wasm/audit"
 	"github.com/kvit-s/clefcheck/wasm/dtype"
 	"github.com/kvit-s/clefcheck/wasm/spectral"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/gonum"
 )
 
 // WebAssembly SIMD kernels for the probes (spectral.Kernels), the quick
-// audit's bf16 scan (audit.ScanKernel) and bf16 decoding (dtype.BF16Kernel). Go's
+// audit's bf16 scan (audit.ScanKernel), bf16 decoding (dtype.BF16Kernel)
+// and the demo model's products (blas32.Use). Go's
 // wasm backend emits no SIMD, so the audit workers compile this small
 // hand-assembled module, which imports the worker's Go memory (worker.js
 // exposes it as clefcheckMem) and works on the Go slices in place: for each
@@ -129,6 +133,7 @@ func (a *asm) body(locals ...byte) []byte {
 // SIMD opcodes used (the WebAssembly SIMD proposal's final numbering).
 const (
 	opF32Splat       = 0x13
+	opF32ExtractLane = 0x1f
 	opShuffle        = 0x0d
 	opI16Eq          = 0x2d
 	opAnd, opAndNot  = 0x4e, 0x4f
@@ -564,8 +569,78 @@ func decodeBody() []byte {
 	return a.body(2, tI32, 4, tV128)
 }
 
+// dotsBody is dots(x, rows, k, w, n, dst i32): dst[i·n + j] = Σ_c
+// X[i, c]·W[j, c] for X rows × k and W n × k (rows contiguous, k a
+// multiple of 4, all counts ≥ 1): the product X·Wᵀ of the demo model's
+// layers, one f32x4 of products at a time.
+func dotsBody() []byte {
+	const (
+		pX, pRows, pK, pW, pN, pDst     = 0, 1, 2, 3, 4, 5
+		lRowBytes, lXEnd, lWEnd, lQ, lP = 6, 7, 8, 9, 10
+		lPEnd                           = 11
+		lAcc                            = 12
+	)
+	var a asm
+	a.get(pK)
+	a.i32(2)
+	a.op(0x74) // i32.shl
+	a.set(lRowBytes)
+	a.get(pX)
+	a.get(pRows)
+	a.get(lRowBytes)
+	a.op(0x6c, 0x6a) // i32.mul, i32.add
+	a.set(lXEnd)
+	a.get(pW)
+	a.get(pN)
+	a.get(lRowBytes)
+	a.op(0x6c, 0x6a)
+	a.set(lWEnd)
+	a.op(0x03, 0x40) // rows of X
+	a.get(pW)
+	a.set(lQ)
+	a.get(pX)
+	a.get(lRowBytes)
+	a.op(0x6a)
+	a.set(lPEnd)
+	a.op(0x03, 0x40) // rows of W
+	a.vzero(lAcc)
+	a.get(pX)
+	a.set(lP)
+	a.op(0x03, 0x40) // the row: acc += x·w, four at a time
+	a.get(lAcc)
+	a.get(lP)
+	a.vload()
+	a.get(lQ)
+	a.vload()
+	a.v(opF32Mul)
+	a.v(opF32Add)
+	a.set(lAcc)
+	a.add(lP, 16)
+	a.add(lQ, 16)
+	a.whileLt(lP, lPEnd)
+	// dst = the four lanes' sum
+	a.get(pDst)
+	for lane := byte(0); lane < 4; lane++ {
+		a.get(lAcc)
+		a.v(opF32ExtractLane, lane)
+		if lane > 0 {
+			a.op(0x92) // f32.add
+		}
+	}
+	a.op(0x38, 2, 0) // f32.store
+	a.add(pDst, 4)
+	a.whileLt(lQ, lWEnd)
+	a.get(pX)
+	a.get(lRowBytes)
+	a.op(0x6a)
+	a.set(pX)
+	a.whileLt(pX, lXEnd)
+	// locals: 6–11 i32; 12 v128
+	return a.body(6, tI32, 1, tV128)
+}
+
 // simdModule returns the module's bytes: apply4, scan, apply4cols, colsq,
-// rowsq and decode, with byte addresses into the imported "env" "mem".
+// rowsq, decode and dots, with byte addresses into the imported "env" "mem".
 func simdModule() []byte {
 	section := func(id byte, content ...[]byte) []byte {
 		var c []byte
@@ -583,11 +658,11 @@ func simdModule() []byte {
 	}
 	name := func(s string, idx byte) []byte { return append(append([]byte{byte(len(s))}, s...), 0, idx) }
 	m := []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
-	m = append(m, section(1, []byte{4}, fn(5), fn(3), fn(7), fn(4))...)
+	m = append(m, section(1, []byte{5}, fn(5), fn(3), fn(7), fn(4), fn(6))...)
 	m = append(m, section(2, []byte{1, 3, 'e', 'n', 'v', 3, 'm', 'e', 'm', 2, 0, 1})...)
-	m = append(m, section(3, []byte{6, 0, 1, 2, 3, 3, 3})...)
-	m = append(m, section(7, []byte{6}, name("apply4", 0), name("scan", 1), name("apply4cols", 2), name("colsq", 3), name("rowsq", 4), name("decode", 5))...)
-	m = append(m, section(10, []byte{6}, apply4Body(), scanBody(), apply4ColsBody(), colSqBody(), rowSqBody(), decodeBody())...)
+	m = append(m, section(3, []byte{7, 0, 1, 2, 3, 3, 3, 4})...)
+	m = append(m, section(7, []byte{7}, name("apply4", 0), name("scan", 1), name("apply4cols", 2), name("colsq", 3), name("rowsq", 4), name("decode", 5), name("dots", 6))...)
+	m = append(m, section(10, []byte{7}, apply4Body(), scanBody(), apply4ColsBody(), colSqBody(), rowSqBody(), decodeBody(), dotsBody())...)
 	return m
 }
 
@@ -620,6 +695,7 @@ func InstallSIMD() error {
 	spectral.SetKernels(k.probes)
 	audit.SetScanKernel("wasm-simd", k.scan)
 	dtype.SetBF16Kernel(k.decode)
+	blas32.Use(k.blas)
 	return nil
 }
 
@@ -627,6 +703,41 @@ type simd struct {
 	probes spectral.Kernels
 	scan   audit.ScanKernel
 	decode dtype.BF16Kernel
+	blas   simdBlas
+}
+
+// simdBlas is gonum's float32 BLAS with Sgemm's C = α·A·Bᵀ + β·C (A and
+// B with contiguous rows, k a multiple of 4) done by the dots kernel: the
+// demo model's layers (package model), run in the engine worker for the
+// in-browser decisions. Other shapes go to gonum.
+type simdBlas struct {
+	gonum.Implementation
+	dots func(x []float32, rows, k int, w []float32, n int, dst []float32)
+}
+
+// maxDots bounds the scratch of one Sgemm by the kernel.
+const maxDots = 1 << 22
+
+func (b simdBlas) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, bb []float32, ldb int, beta float32, c []float32, ldc int) {
+	if b.dots == nil || tA != blas.NoTrans || tB != blas.Trans || k <= 0 || k%4 != 0 || m <= 0 || n <= 0 || lda != k || ldb != k || ldc < n ||
+		m*n > maxDots || len(a) < m*k || len(bb) < n*k || len(c) < (m-1)*ldc+n {
+		b.Implementation.Sgemm(tA, tB, m, n, k, alpha, a, lda, bb, ldb, beta, c, ldc)
+		return
+	}
+	d := make([]float32, m*n)
+	b.dots(a, m, k, bb, n, d)
+	for i := 0; i < m; i++ {
+		row, di := c[i*ldc:i*ldc+n], d[i*n:(i+1)*n]
+		if beta == 0 { // C is not read (BLAS)
+			for j := range row {
+				row[j] = alpha * di[j]
+			}
+			continue
+		}
+		for j := range row {
+			row[j] = alpha*di[j] + beta*row[j]
+		}
+	}
 }
 
 func addr(x []float32) float64   { return float64(uintptr(unsafe.Pointer(unsafe.SliceData(x)))) }
@@ -654,8 +765,15 @@ func simdKernels() (*simd, error) {
 	imports.Set("env", env)
 	ex := wa.Get("Instance").New(wa.Get("Module").New(u8), imports).Get("exports")
 	applyFn, scanFn, colsFn := ex.Get("apply4"), ex.Get("scan"), ex.Get("apply4cols")
-	colSqFn, rowSqFn, decodeFn := ex.Get("colsq"), ex.Get("rowsq"), ex.Get("decode")
+	colSqFn, rowSqFn, decodeFn, dotsFn := ex.Get("colsq"), ex.Get("rowsq"), ex.Get("decode"), ex.Get("dots")
 	k := &simd{}
+	k.blas.dots = func(x []float32, rows, kk int, w []float32, n int, dst []float32) {
+		_, _, _ = x[rows*kk-1], w[n*kk-1], dst[rows*n-1]
+		dotsFn.Invoke(addr(x), rows, kk, addr(w), n, addr(dst))
+		runtime.KeepAlive(x)
+		runtime.KeepAlive(w)
+		runtime.KeepAlive(dst)
+	}
 	k.probes = spectral.Kernels{Name: "wasm-simd",
 		Apply4: func(x []float32, rows, r int, w, acc []float32) {
 			if rows <= 0 || r <= 0 {
@@ -836,6 +954,20 @@ func (k *simd) check() error {
 		}
 		if nf != wnf {
 			return fmt.Errorf("the SIMD decode counts %d non-finite values, not %d", nf, wnf)
+		}
+	}
+	// Sgemm, by the kernel (C = α·A·Bᵀ + β·C) and by gonum for the rest.
+	for _, sh := range [][3]int{{1, 1, 4}, {3, 5, 16}, {37, 192, 64}, {150, 64, 192}, {7, 9, 6}} {
+		m, n, kk := sh[0], sh[1], sh[2]
+		a, bb := randn(m*kk, false), randn(n*kk, false)
+		for _, ab := range [][2]float32{{1, 0}, {0.5, 1}} {
+			got, want := randn(m*n, false), make([]float32, m*n)
+			copy(want, got)
+			k.blas.Sgemm(blas.NoTrans, blas.Trans, m, n, kk, ab[0], a, kk, bb, kk, ab[1], got, n)
+			gonum.Implementation{}.Sgemm(blas.NoTrans, blas.Trans, m, n, kk, ab[0], a, kk, bb, kk, ab[1], want, n)
+			if err := close(fmt.Sprintf("Sgemm (%d × %d × %d)", m, n, kk), got, want); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

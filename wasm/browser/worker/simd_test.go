@@ -15,6 +15,9 @@ import (
 	"github.com/kvit-s/clefcheck/wasm/dtype"
 	"github.com/kvit-s/clefcheck/wasm/source"
 	"github.com/kvit-s/clefcheck/wasm/spectral"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/gonum"
 )
 
 // Run with: GOOS=js GOARCH=wasm go test -exec "node scripts/wasm-node.js"
@@ -38,6 +41,7 @@ func TestSIMD(t *testing.T) {
 	defer spectral.SetKernels(spectral.Kernels{})
 	defer audit.SetScanKernel("", nil)
 	defer dtype.SetBF16Kernel(nil)
+	defer blas32.Use(gonum.Implementation{})
 	if spectral.ProbeKernel() != "wasm-simd" {
 		t.Fatalf("probe kernel %q", spectral.ProbeKernel())
 	}
@@ -64,6 +68,13 @@ func TestSIMD(t *testing.T) {
 		"scan": func(k *simd) {
 			f := k.scan
 			k.scan = func(b []byte) (int, float64) { n, s := f(b); return n, s * 1.001 }
+		},
+		"dots": func(k *simd) {
+			f := k.blas.dots
+			k.blas.dots = func(x []float32, rows, kk int, w []float32, n int, dst []float32) {
+				f(x, rows, kk, w, n, dst)
+				dst[len(dst)/2] += 0.01
+			}
 		},
 	} {
 		k := kernels(t)
@@ -181,6 +192,17 @@ func BenchmarkSIMD(b *testing.B) {
 			k.decode(buf, dst)
 		}
 	})
+	// The demo model's largest product: 150 tokens × 192 outputs × 64 inputs.
+	const m, n, kk = 150, 192, 64
+	for name, impl := range map[string]blas.Float32{"sgemm-simd": k.blas, "sgemm-gonum": gonum.Implementation{}} {
+		b.Run(name, func(b *testing.B) {
+			c := make([]float32, m*n)
+			for b.Loop() {
+				impl.Sgemm(blas.NoTrans, blas.Trans, m, n, kk, 1, x[:m*kk], kk, x[:n*kk], kk, 0, c, n)
+			}
+			b.ReportMetric(float64(m*n*kk)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFMA/s")
+		})
+	}
 }
 
 // TestFullTwinSIMD times one worker's engine with the SIMD kernels on the
