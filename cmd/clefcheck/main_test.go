@@ -19,19 +19,7 @@ import (
 
 var worldDir string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "clefcheck-cli-")
-	if err != nil {
-		panic(err)
-	}
-	if err := demo.Build(dir, 1); err != nil {
-		panic(err)
-	}
-	worldDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(demo.Main(m.Run, "clefcheck-cli-", &worldDir)) }
 
 // cli runs the command in-process as main would, returning the exit code
 // and what it printed.

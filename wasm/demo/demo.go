@@ -33,6 +33,22 @@ func Build(dir string, seed uint64) error {
 	return References(dir)
 }
 
+// Main runs a test binary's tests (a TestMain's m.Run) with a demo world
+// built in a temporary folder, stored in *dir, and removed afterwards; it
+// returns the exit code.
+func Main(run func() int, prefix string, dir *string) int {
+	d, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(d)
+	if err := Build(d, 1); err != nil {
+		panic(err)
+	}
+	*dir = d
+	return run()
+}
+
 // Decide runs one record through a model: the answer and the hidden states.
 func Decide(m *model.Model, id, prompt string, options []string) (*refs.Answer, *refs.Hidden, error) {
 	ids := model.Tokenize(prompt, options)
