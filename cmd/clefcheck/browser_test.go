@@ -688,3 +688,32 @@ func TestBrowserClaimsFile(t *testing.T) {
 		t.Errorf("a broken claims file: %q %v", e, err)
 	}
 }
+
+// TestBrowserNoEngine: a site whose engine.wasm is missing (a half-copied
+// host) says so on the page instead of waiting for ever.
+func TestBrowserNoEngine(t *testing.T) {
+	ctx, _ := browser(t)
+	webDir := os.Getenv("CLEFCHECK_WEB")
+	if webDir == "" {
+		webDir = "../../build/web"
+	}
+	site := t.TempDir()
+	if err := writeSite(site, "", webDir, worldDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(site, "web", "engine.wasm")); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(staticHost(site, ""))
+	defer hs.Close()
+	if err := chromedp.Do(ctx, chromedp.Navigate(hs.URL+"/"), chromedp.WaitVisible("#load-demo"), chromedp.Sleep(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	jsClick(t, ctx, "#load-demo")
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if e, err := waitText(wctx, "#error", "engine"); err != nil {
+		shot(t, ctx, "no-engine")
+		t.Fatalf("no error for a missing engine.wasm: %q %v", e, err)
+	}
+}

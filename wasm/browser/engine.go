@@ -72,24 +72,9 @@ func (e *Engine) startLocked() {
 	e.w = js.Global().Get("Worker").New(e.WorkerURL)
 	e.calls, e.broken = map[int]*call{}, nil
 	w := e.w
-	onMsg := js.FuncOf(func(this js.Value, args []js.Value) any {
-		d := args[0].Get("data")
-		if d.Get("op").String() == "ready" {
-			return nil
-		}
-		e.mu.Lock()
-		c := e.calls[d.Get("id").Int()]
-		e.mu.Unlock()
-		if c != nil {
-			c.push(d)
-		}
-		return nil
-	})
-	onErr := js.FuncOf(func(this js.Value, args []js.Value) any {
-		msg := "the engine worker failed"
-		if m := args[0].Get("message"); m.Truthy() {
-			msg += ": " + m.String()
-		}
+	// fail ends every pending call: the worker could not start (worker.js
+	// says so with an "error" message) or died.
+	fail := func(msg string) {
 		msg += " (" + e.WorkerURL + ")"
 		e.mu.Lock()
 		if e.w.Equal(w) {
@@ -104,6 +89,34 @@ func (e *Engine) startLocked() {
 			o.Set("msg", msg)
 			c.push(o)
 		}
+	}
+	onMsg := js.FuncOf(func(this js.Value, args []js.Value) any {
+		d := args[0].Get("data")
+		switch d.Get("op").String() {
+		case "ready":
+			return nil
+		case "error":
+			fail("the engine worker failed: " + d.Get("msg").String())
+			return nil
+		}
+		id := d.Get("id")
+		if id.Type() != js.TypeNumber {
+			return nil
+		}
+		e.mu.Lock()
+		c := e.calls[id.Int()]
+		e.mu.Unlock()
+		if c != nil {
+			c.push(d)
+		}
+		return nil
+	})
+	onErr := js.FuncOf(func(this js.Value, args []js.Value) any {
+		msg := "the engine worker failed"
+		if m := args[0].Get("message"); m.Truthy() {
+			msg += ": " + m.String()
+		}
+		fail(msg)
 		return nil
 	})
 	e.funcs = append(e.funcs, onMsg, onErr)
