@@ -241,20 +241,33 @@ func staticHost(dir, prefix string) http.Handler {
 	}))
 }
 
-// TestBrowserStaticSubpath: the site generated for /clefcheck works from a
-// plain static file server under that sub-path, links included.
-func TestBrowserStaticSubpath(t *testing.T) {
-	ctx, _ := browser(t)
+// staticSite generates the static site for prefix (make site), lets edit
+// change it (may be nil), and serves it from a plain file server.
+func staticSite(t *testing.T, prefix string, edit func(dir string) error) *httptest.Server {
+	t.Helper()
 	webDir := os.Getenv("CLEFCHECK_WEB")
 	if webDir == "" {
 		webDir = "../../build/web"
 	}
 	site := t.TempDir()
-	if err := writeSite(site, "/clefcheck", webDir, worldDir); err != nil {
+	if err := writeSite(site, prefix, webDir, worldDir); err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(staticHost(site, "/clefcheck"))
-	defer hs.Close()
+	if edit != nil {
+		if err := edit(site); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hs := httptest.NewServer(staticHost(site, prefix))
+	t.Cleanup(hs.Close)
+	return hs
+}
+
+// TestBrowserStaticSubpath: the site generated for /clefcheck works from a
+// plain static file server under that sub-path, links included.
+func TestBrowserStaticSubpath(t *testing.T) {
+	ctx, _ := browser(t)
+	hs := staticSite(t, "/clefcheck", nil)
 	t0 := time.Now()
 	step := func(what string) { t.Logf("%-40s %v", what, time.Since(t0).Round(time.Millisecond)) }
 	defer step("end")
@@ -693,19 +706,7 @@ func TestBrowserClaimsFile(t *testing.T) {
 // host) says so on the page instead of waiting for ever.
 func TestBrowserNoEngine(t *testing.T) {
 	ctx, _ := browser(t)
-	webDir := os.Getenv("CLEFCHECK_WEB")
-	if webDir == "" {
-		webDir = "../../build/web"
-	}
-	site := t.TempDir()
-	if err := writeSite(site, "", webDir, worldDir); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Remove(filepath.Join(site, "web", "engine.wasm")); err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(staticHost(site, ""))
-	defer hs.Close()
+	hs := staticSite(t, "", func(site string) error { return os.Remove(filepath.Join(site, "web", "engine.wasm")) })
 	if err := chromedp.Do(ctx, chromedp.Navigate(hs.URL+"/"), chromedp.WaitVisible("#load-demo"), chromedp.Sleep(time.Second)); err != nil {
 		t.Fatal(err)
 	}

@@ -139,6 +139,10 @@ func (e *Engine) Run(ctx context.Context, spec *jobs.Spec, files map[string]js.V
 	if !e.w.Truthy() || e.broken != nil {
 		if e.w.Truthy() {
 			e.w.Call("terminate")
+			for _, f := range e.funcs { // the old worker's handlers
+				f.Release()
+			}
+			e.funcs = nil
 		}
 		e.startLocked()
 	}
