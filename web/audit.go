@@ -17,7 +17,7 @@ import (
 type AuditPage struct {
 	app.Compo
 	Claims string // profile name, "" = none
-	Mode   string // quick | randomized | exact
+	Mode   report.Mode
 	URL    string
 	Status string // idle | running | done | error
 	Err    string
@@ -45,7 +45,7 @@ func (p *AuditPage) OnInit() {
 		p.Claims = "clef-lora-r256"
 	}
 	if p.Mode == "" {
-		p.Mode = "randomized"
+		p.Mode = report.ModeRandomized
 	}
 	p.Status = "idle"
 }
@@ -71,7 +71,7 @@ func (p *AuditPage) Render() app.UI {
 				app.Input().ID("claims-file").Type("file").Accept(".json,application/json").OnChange(p.onClaimsFile),
 			),
 			app.Label().Text(" Checks "),
-			choice("mode", p.Mode, p.ValueTo(&p.Mode), "quick", "quick: inventory, dtypes, NaN/Inf, norms",
+			choice("mode", string(p.Mode), p.ValueTo(&p.Mode), "quick", "quick: inventory, dtypes, NaN/Inf, norms",
 				"randomized", "deep, randomized SVD-form check (fast)", "exact", "deep, exact Gram matrices"),
 			app.If(p.Status == "running", func() app.UI {
 				return app.Button().ID("cancel").Text("Cancel").OnClick(func(ctx app.Context, e app.Event) {
@@ -182,7 +182,7 @@ func (p *AuditPage) renderResult() app.UI {
 			app.If(p.Partial, func() app.UI {
 				return app.Span().ID("inventory").Class("badge warn").Text("INVENTORY — checks running")
 			}).Else(func() app.UI {
-				return app.Span().ID("verdict").Class("badge " + r.Verdict).Text(strings.ToUpper(r.Verdict))
+				return app.Span().ID("verdict").Class("badge " + string(r.Verdict)).Text(r.Verdict.Label())
 			}),
 			app.Span().Text(fmt.Sprintf(" %s — %d pairs (%d large, %d small), %d parameters, %s, r = %d, scaling %g, %s audit in %.2f s",
 				clip(s.Adapter, 80), s.Pairs, s.Large, s.Small, s.Parameters, progress.Bytes(s.Bytes), s.Rank, s.Scaling, s.Mode, s.Seconds)),

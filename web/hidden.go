@@ -57,7 +57,7 @@ func (p *HiddenPage) renderResult() app.UI {
 	rows := r.Records[lo:hi]
 	return app.Div().Body(
 		app.Div().Class("card summary").Body(
-			app.Span().ID("hidden-verdict").Class("badge "+r.Verdict).Text(strings.ToUpper(r.Verdict)),
+			app.Span().ID("hidden-verdict").Class("badge "+string(r.Verdict)).Text(r.Verdict.Label()),
 			app.Span().Text(fmt.Sprintf(" %d records, %d compared, %d beyond tolerance; worst cosine %.6f, worst rel. L2 %.4g", s.Records, s.Compared, s.Failed, s.MinCosine, s.MaxRelL2)),
 			app.If(p.Note != "", func() app.UI { return app.Div().Class("muted").Text(p.Note) }),
 			driftPlot(s.ByLayer, s.Tol),

@@ -165,7 +165,7 @@ func (p *ReconstructPage) renderRebuild() app.UI {
 	lo, hi, pg, pages := paged(len(r.Matrices), p.RebuildPage)
 	rows := r.Matrices[lo:hi]
 	return app.Div().Class("card").ID("recon-rebuild-result").Body(
-		app.Span().ID("rebuild-verdict").Class("badge "+r.Verdict).Text(strings.ToUpper(r.Verdict)),
+		app.Span().ID("rebuild-verdict").Class("badge "+string(r.Verdict)).Text(r.Verdict.Label()),
 		app.Span().Text(fmt.Sprintf(" %d tensors compared, %d differ; %d modules rebuilt; largest residual/noise %.4g, largest rebuilt relative error %.4g%%", r.Compared, len(r.Differing), len(r.Matrices), worst, 100*worstRel)),
 		app.Table().Body(
 			head("module", "out × in", "residual / noise", "rebuilt rel. error"),

@@ -19,14 +19,14 @@ func sampleResult() *audit.Result {
 	for i := 0; i < 30; i++ {
 		ms = append(ms, &audit.Matrix{Module: "model.language_model.layers.40.mlp.gate_proj", Out: 192, In: 64, Rank: 16, NumRank: 16, Sigma: []float64{2, 1, 0.5}, FormDev: &dev, Method: "gram"})
 	}
-	return &audit.Result{
+	return &audit.Result{Outcome: report.Outcome{
 		Verdict: "fail",
 		Findings: []report.Finding{
 			{Code: report.PairMissing, Severity: report.Fail, Subject: "model.layers.41.mlp.up_proj", Message: "has lora_A but no lora_B"},
 			{Code: report.FactorForm, Severity: report.Warn, Subject: "x", Message: "<script>alert(1)</script>"},
 			{Code: report.RankDeficient, Severity: report.Info, Subject: "adapter_model", Message: "36 matrices"},
-		},
-		Summary:  audit.Summary{Adapter: "demo", Pairs: 30, Mode: "deep"},
+		}},
+		Summary:  audit.Summary{Adapter: "demo", Pairs: 30, Mode: report.ModeExact},
 		Matrices: ms,
 	}
 }
@@ -92,7 +92,7 @@ func TestHistogram(t *testing.T) {
 
 func TestReconstructReports(t *testing.T) {
 	b := &rebuild.Block{Module: "m", Out: 8, In: 6, Rows: 2, Cols: 2, Values: []float64{1, -1, 0.5, 0}, RMS: 0.75}
-	r := &rebuild.Result{Verdict: "pass", Matrices: []*rebuild.Matrix{{Module: "m", Out: 8, In: 6, RebuiltRelError: 0.0123}}}
+	r := &rebuild.Result{Outcome: report.Outcome{Verdict: "pass"}, Matrices: []*rebuild.Matrix{{Module: "m", Out: 8, In: 6, RebuiltRelError: 0.0123}}}
 	p := &ReconstructPage{Source: "the | demo", Block: b, BlockMD: "## Block\n", Rebuild: r, RebuildMD: "## Rebuild\n"}
 	if md := p.markdown(); md != "# clefcheck reconstruct: the \\| demo\n\n## Block\n## Rebuild\n" {
 		t.Errorf("markdown %q", md)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/kvit-s/clefcheck/wasm/compare"
 	"github.com/kvit-s/clefcheck/wasm/refs"
@@ -91,7 +90,7 @@ func printAnswers(w io.Writer, res *compare.AnswersResult) {
 		fmt.Fprintf(w, "known answers: reference %d of %d right, candidate %d of %d\n", s.RefCorrect, s.Known, s.CandCorrect, s.Known)
 	}
 	printFindings(w, res.Findings)
-	fmt.Fprintf(w, "\nverdict: %s\n", strings.ToUpper(res.Verdict))
+	fmt.Fprintf(w, "\nverdict: %s\n", res.Verdict.Label())
 }
 
 // writeFile writes data to path, creating its folder.

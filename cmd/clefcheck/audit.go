@@ -35,9 +35,12 @@ Flags:
   --report FILE       extraction report (default: ADAPTER/extraction-report.json)
   --base DIR          base checkpoint, with --tuned: run the rebuild check too
   --tuned DIR         tuned checkpoint
-  --quick             skip the spectra (inventory, dtypes, NaN/Inf scan, norms only)
-  --randomized        check the SVD form with Gaussian probes, exact Grams only where
-                      they reject (see wasm/spectral: the bound holds w.p. ≥ 1 − 2.5e-7)
+  --mode MODE         quick, randomized or exact (default exact):
+                      quick skips the spectra (inventory, dtypes, NaN/Inf scan, norms only);
+                      randomized checks the SVD form with Gaussian probes, exact Grams only
+                      where they reject (see wasm/spectral: the bound holds w.p. ≥ 1 − 2.5e-7);
+                      exact computes every pair's Gram matrices
+  --quick, --randomized, --exact   short for --mode quick|randomized|exact
   --workers N         parallel workers (default: all cores)
   --json              print one JSON object {verdict, findings, summary, matrices}
   --matrices          with the table output, list every pair's figures
@@ -54,8 +57,10 @@ func (c *AuditCommand) Run(ctx context.Context, args []string) error {
 	reportFlag := fs.String("report", "", "")
 	baseFlag := fs.String("base", "", "")
 	tunedFlag := fs.String("tuned", "", "")
+	modeFlag := fs.String("mode", "", "")
 	quick := fs.Bool("quick", false, "")
 	randomized := fs.Bool("randomized", false, "")
+	exact := fs.Bool("exact", false, "")
 	workers := fs.Int("workers", 0, "")
 	asJSON := fs.Bool("json", false, "")
 	matrices := fs.Bool("matrices", false, "")
@@ -84,11 +89,15 @@ func (c *AuditCommand) Run(ctx context.Context, args []string) error {
 	if (*baseFlag == "") != (*tunedFlag == "") {
 		return &UsageError{Msg: "--base and --tuned go together"}
 	}
+	mode, err := modeOf(*modeFlag, map[report.Mode]bool{report.ModeQuick: *quick, report.ModeRandomized: *randomized, report.ModeExact: *exact})
+	if err != nil {
+		return err
+	}
 	prof, err := loadClaims(*claimsFlag)
 	if err != nil {
 		return err
 	}
-	opt := audit.Options{Claims: prof, Quick: *quick, Randomized: *randomized, Workers: *workers}
+	opt := audit.Options{Claims: prof, Mode: mode, Workers: *workers}
 	if *reportFlag != "" {
 		data, err := readFileLimited(*reportFlag, extraction.MaxSize)
 		if err != nil {
@@ -123,7 +132,7 @@ func (c *AuditCommand) Run(ctx context.Context, args []string) error {
 		}
 		res.Findings = append(res.Findings, rb.Findings...)
 		report.Sort(res.Findings)
-		res.Verdict = report.Verdict(res.Findings)
+		res.Verdict = report.VerdictOf(res.Findings)
 	}
 	if *asJSON {
 		out := struct {
@@ -173,7 +182,7 @@ func printAudit(w io.Writer, res *audit.Result, matrices bool) {
 		}
 		tw.Flush()
 	}
-	fmt.Fprintf(w, "\nverdict: %s\n", strings.ToUpper(res.Verdict))
+	fmt.Fprintf(w, "\nverdict: %s\n", res.Verdict.Label())
 }
 
 func printFindings(w io.Writer, fs []report.Finding) {
@@ -229,4 +238,30 @@ func readFileLimited(path string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s is %d bytes, more than the %d allowed", path, st.Size(), max)
 	}
 	return os.ReadFile(path)
+}
+
+// modeOf is the audit mode of --mode and its shorthands: at most one may
+// be given; none means exact (natively the exact Grams are the faster
+// deep check, see wasm/spectral).
+func modeOf(flag string, short map[report.Mode]bool) (report.Mode, error) {
+	var set []report.Mode
+	if flag != "" {
+		m, err := report.ParseMode(flag)
+		if err != nil {
+			return "", &UsageError{Msg: "--mode: " + err.Error()}
+		}
+		set = append(set, m)
+	}
+	for _, m := range report.Modes {
+		if short[m] && (len(set) == 0 || set[0] != m) {
+			set = append(set, m)
+		}
+	}
+	switch len(set) {
+	case 0:
+		return report.ModeExact, nil
+	case 1:
+		return set[0], nil
+	}
+	return "", &UsageError{Msg: fmt.Sprintf("choose one audit mode, not %d (--mode, --quick, --randomized and --exact are alternatives)", len(set))}
 }

@@ -431,9 +431,6 @@ func TestBrowserFullTwinTimings(t *testing.T) {
 		}()
 		// The summary names the mode of the audit that produced it.
 		summaryMode := mode
-		if mode == "exact" {
-			summaryMode = "deep"
-		}
 		// The new audit has started when the previous verdict is gone.
 		for {
 			gone, err := chromedp.Run(wctx, chromedp.Evaluate[bool](`!document.querySelector("#verdict")`))

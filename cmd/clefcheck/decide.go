@@ -68,7 +68,7 @@ type decideSummary struct {
 }
 
 type decideResult struct {
-	Verdict  string           `json:"verdict"`
+	Verdict  report.Verdict   `json:"verdict"`
 	Findings []report.Finding `json:"findings"`
 	Summary  decideSummary    `json:"summary"`
 	Records  []decideRecord   `json:"records"`
@@ -244,5 +244,5 @@ func printDecide(w io.Writer, res *decideResult) {
 		fmt.Fprintf(w, "hidden states: %d compared, %d beyond tolerance; worst cosine %.6f, worst rel. L2 %.4g\n", h.Compared, h.Failed, h.MinCosine, h.MaxRelL2)
 	}
 	printFindings(w, res.Findings)
-	fmt.Fprintf(w, "\nverdict: %s\n", strings.ToUpper(res.Verdict))
+	fmt.Fprintf(w, "\nverdict: %s\n", res.Verdict.Label())
 }

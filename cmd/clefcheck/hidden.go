@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/kvit-s/clefcheck/wasm/compare"
@@ -91,7 +90,7 @@ func printHidden(w io.Writer, res *compare.HiddenResult) {
 		}
 	}
 	printFindings(w, res.Findings)
-	fmt.Fprintf(w, "\nverdict: %s\n", strings.ToUpper(res.Verdict))
+	fmt.Fprintf(w, "\nverdict: %s\n", res.Verdict.Label())
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -15,6 +15,8 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+
+	"github.com/kvit-s/clefcheck/wasm/report"
 )
 
 // Command is one subcommand.
@@ -33,8 +35,6 @@ var commands = map[string]func() Command{
 	"decide":    func() Command { return &DecideCommand{stdout: os.Stdout, stderr: os.Stderr} },
 	"decisiond": func() Command { return &DecisiondCommand{stdout: os.Stdout, stderr: os.Stderr} },
 	"proxy":     func() Command { return &ProxyCommand{stdout: os.Stdout, stderr: os.Stderr} },
-	"serve":     func() Command { return &ServeCommand{stdout: os.Stdout, stderr: os.Stderr} },
-	"site":      func() Command { return &SiteCommand{stdout: os.Stdout, stderr: os.Stderr} },
 }
 
 // UsageError is a mistake in how the command was called (exit 2).
@@ -43,9 +43,9 @@ type UsageError struct{ Msg string }
 func (e *UsageError) Error() string { return e.Msg }
 
 // FailedError means the check ran and failed (exit 1).
-type FailedError struct{ Verdict string }
+type FailedError struct{ Verdict report.Verdict }
 
-func (e *FailedError) Error() string { return "verdict: " + e.Verdict }
+func (e *FailedError) Error() string { return "verdict: " + string(e.Verdict) }
 
 func usage() string {
 	var names []string

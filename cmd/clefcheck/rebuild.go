@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/kvit-s/clefcheck/wasm/rebuild"
@@ -68,7 +67,7 @@ func (c *RebuildCommand) Run(ctx context.Context, args []string) error {
 		}
 	} else {
 		printRebuild(c.stdout, res)
-		fmt.Fprintf(c.stdout, "\nverdict: %s\n", strings.ToUpper(res.Verdict))
+		fmt.Fprintf(c.stdout, "\nverdict: %s\n", res.Verdict.Label())
 	}
 	if res.Verdict == "fail" {
 		return &FailedError{Verdict: res.Verdict}

@@ -1,3 +1,7 @@
+//go:build !wasm
+
+// The site commands need go-app's server side, which exists only natively.
+
 package main
 
 import (
@@ -108,3 +112,7 @@ func newSiteHandler(webDir, worldDir string) (http.Handler, error) {
 }
 
 var _ app.ResourceResolver = staticDir{}
+
+func init() {
+	commands["serve"] = func() Command { return &ServeCommand{stdout: os.Stdout, stderr: os.Stderr} }
+}

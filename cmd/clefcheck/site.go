@@ -1,3 +1,7 @@
+//go:build !wasm
+
+// The site commands need go-app's server side, which exists only natively.
+
 package main
 
 import (
@@ -148,4 +152,8 @@ func copyTree(src, dst string, keep func(rel string) bool) error {
 func readOptional(name string) []byte {
 	b, _ := os.ReadFile(name)
 	return b
+}
+
+func init() {
+	commands["site"] = func() Command { return &SiteCommand{stdout: os.Stdout, stderr: os.Stderr} }
 }

@@ -62,17 +62,17 @@ type Options struct {
 	Report       *extraction.Report // nil: look for extraction-report.json beside the adapter
 	ReportName   string             // for messages
 	NoAutoReport bool               // do not look for the report beside the adapter
-	Quick        bool               // skip spectra
-	// Randomized checks the SVD form of each pair with Gaussian probes
-	// (spectral.Probe) and takes the singular values from the factor norms
-	// when the probes establish the form, within a stated bound; exact
-	// Grams only for the pairs they reject. Probes is their number
-	// (default spectral.DefaultProbes).
-	Randomized bool
-	Probes     int
-	Workers    int // 0: GOMAXPROCS
-	Progress   func(progress.Status)
-	Tol        Tolerances // zero: Default
+	// Mode is how deep the audit goes ("" is exact). Quick skips the
+	// spectra. Randomized checks the SVD form of each pair with Gaussian
+	// probes (spectral.Probe) and takes the singular values from the
+	// factor norms when the probes establish the form, within a stated
+	// bound; exact Grams only for the pairs they reject. Probes is their
+	// number (default spectral.DefaultProbes).
+	Mode     report.Mode
+	Probes   int
+	Workers  int // 0: GOMAXPROCS
+	Progress func(progress.Status)
+	Tol      Tolerances // zero: Default
 	// OnInventory, when set, receives the result after the header
 	// inventory, before any tensor is read (the browser shows it first).
 	OnInventory func(*Result)
@@ -202,12 +202,15 @@ func prepare(fsys fs.FS, dir string, opt Options) (a *auditor, ok bool) {
 	if opt.Tol == (Tolerances{}) {
 		opt.Tol = Default
 	}
-	a = &auditor{opt: opt, keys: map[*Matrix][2]string{}, res: &Result{Summary: Summary{Adapter: dir, DTypes: map[string]int{}, Mode: "deep"}}}
-	switch {
-	case opt.Quick:
-		a.res.Summary.Mode, a.res.Summary.Kernel = "quick", "scan "+scanKernelName
-	case opt.Randomized:
-		a.res.Summary.Mode, a.res.Summary.Kernel = "randomized", "probes "+spectral.ProbeKernel()+", grams "+spectral.Kernel()
+	if opt.Mode == "" {
+		opt.Mode = report.ModeExact
+	}
+	a = &auditor{opt: opt, keys: map[*Matrix][2]string{}, res: &Result{Summary: Summary{Adapter: dir, DTypes: map[string]int{}, Mode: opt.Mode}}}
+	switch opt.Mode {
+	case report.ModeQuick:
+		a.res.Summary.Kernel = "scan " + scanKernelName
+	case report.ModeRandomized:
+		a.res.Summary.Kernel = "probes " + spectral.ProbeKernel() + ", grams " + spectral.Kernel()
 	default:
 		a.res.Summary.Kernel = spectral.Kernel()
 	}
@@ -313,7 +316,7 @@ func (a *auditor) yield() {
 }
 
 func (a *auditor) finish() *Result {
-	a.res.Findings, a.res.Verdict = a.c.Finish()
+	a.res.Outcome = a.c.Outcome()
 	return a.res
 }
 
@@ -610,7 +613,7 @@ func (a *auditor) values(ctx context.Context) error {
 	}
 	// Largest pairs first, so that no worker is left alone with a big one at the end.
 	sort.SliceStable(todo, func(i, j int) bool { return todo[i].Params > todo[j].Params })
-	phase := a.res.Summary.Mode + " audit"
+	phase := string(a.res.Summary.Mode) + " audit"
 	meter := progress.NewMeter(phase, total, a.opt.Progress)
 	var err error
 	if a.opt.Remote != nil {
@@ -730,12 +733,12 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 	r := m.Rank
 	var nfA, nfB int
 	var ssA, ssB float64
-	if a.opt.Randomized && !a.opt.Quick {
+	if a.opt.Mode == report.ModeRandomized {
 		if done, fs := a.probePair(st, m, ta, tb); done {
 			return fs
 		}
 	}
-	if a.opt.Quick {
+	if a.opt.Mode == report.ModeQuick {
 		nfA, ssA = scan(ta.DType, st.bufA, &st.row)
 		nfB, ssB = scan(tb.DType, st.bufB, &st.row)
 	} else {
@@ -755,7 +758,7 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 	if nfB > 0 {
 		c.Addf(report.ValuesNonfinite, report.Fail, tb.Name, nfB, 0, "%d NaN or infinite values in lora_B", nfB)
 	}
-	if a.opt.Quick || m.Nonfinite > 0 {
+	if a.opt.Mode == report.ModeQuick || m.Nonfinite > 0 {
 		return c.Findings
 	}
 	m.Method = "gram"
@@ -823,7 +826,7 @@ func (a *auditor) probePair(st *pairState, m *Matrix, ta, tb safetensors.TensorI
 }
 
 func (a *auditor) aggregateRank() {
-	if a.opt.Quick {
+	if a.opt.Mode == report.ModeQuick {
 		return
 	}
 	n := 0

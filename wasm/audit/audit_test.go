@@ -200,7 +200,7 @@ func remoteShards(t *testing.T, dir string, opt Options, n int) func(context.Con
 // an error, not a silent pass.
 func TestRemoteSameAsLocal(t *testing.T) {
 	dir := filepath.Join(worldDir, world.AdapterDir)
-	for _, opt := range []Options{{Claims: demoClaims(t)}, {Claims: demoClaims(t), Randomized: true}, {Claims: demoClaims(t), Quick: true}} {
+	for _, opt := range []Options{{Claims: demoClaims(t)}, {Claims: demoClaims(t), Mode: report.ModeRandomized}, {Claims: demoClaims(t), Mode: report.ModeQuick}} {
 		loc := run(t, dir, opt)
 		var bytes int64
 		ro := opt
@@ -220,7 +220,7 @@ func TestRemoteSameAsLocal(t *testing.T) {
 		}
 	}
 	// One Session checking pair by pair, as each browser worker does.
-	opt := Options{Claims: demoClaims(t), Randomized: true}
+	opt := Options{Claims: demoClaims(t), Mode: report.ModeRandomized}
 	loc := run(t, dir, opt)
 	so := opt
 	so.Remote = func(ctx context.Context, jobs []Job, add func(int64)) ([]Figures, error) {
@@ -248,7 +248,7 @@ func TestRemoteSameAsLocal(t *testing.T) {
 	if lj, rj := fmt.Sprint(json.Marshal(loc)), fmt.Sprint(json.Marshal(rem)); lj != rj {
 		t.Errorf("session remote differs")
 	}
-	bad := Options{Claims: demoClaims(t), Quick: true}
+	bad := Options{Claims: demoClaims(t), Mode: report.ModeQuick}
 	bad.Remote = func(ctx context.Context, jobs []Job, add func(int64)) ([]Figures, error) {
 		return []Figures{{Module: jobs[0].Module}, {Module: jobs[0].Module}}, nil
 	}
@@ -267,17 +267,14 @@ func TestRemoteSameAsLocal(t *testing.T) {
 }
 
 func mode(o Options) string {
-	switch {
-	case o.Quick:
-		return "quick"
-	case o.Randomized:
-		return "randomized"
+	if o.Mode == "" {
+		return "exact"
 	}
-	return "deep"
+	return string(o.Mode)
 }
 
 func codes(res *Result, sev report.Severity) []string {
-	set := map[string]bool{}
+	set := map[report.Code]bool{}
 	for _, f := range res.Findings {
 		if f.Severity == sev {
 			set[f.Code] = true
@@ -285,7 +282,7 @@ func codes(res *Result, sev report.Severity) []string {
 	}
 	var out []string
 	for c := range set {
-		out = append(out, c)
+		out = append(out, string(c))
 	}
 	sort.Strings(out)
 	return out
@@ -298,7 +295,7 @@ const (
 
 func TestGenuineWorldPasses(t *testing.T) {
 	for _, quick := range []bool{false, true} {
-		res := run(t, filepath.Join(worldDir, world.AdapterDir), Options{Claims: demoClaims(t), Quick: quick})
+		res := run(t, filepath.Join(worldDir, world.AdapterDir), Options{Claims: demoClaims(t), Mode: map[bool]report.Mode{true: report.ModeQuick}[quick]})
 		if res.Verdict != "pass" {
 			t.Fatalf("quick=%v verdict %s: %v", quick, res.Verdict, res.Findings)
 		}
@@ -394,7 +391,7 @@ func TestGenuineVariantsPass(t *testing.T) {
 // TestEveryCode triggers each finding code with a tampered copy.
 func TestEveryCode(t *testing.T) {
 	cases := []struct {
-		code    string
+		code    report.Code
 		sev     report.Severity
 		verdict string
 		mutate  func(t *testing.T, a *adapter) (dir string)
@@ -485,12 +482,12 @@ func TestEveryCode(t *testing.T) {
 		}, "base_model.model.score.weight"},
 	}
 	for _, c := range cases {
-		t.Run(c.code, func(t *testing.T) {
+		t.Run(string(c.code), func(t *testing.T) {
 			a := load(t)
 			dir := c.mutate(t, a)
 			res := run(t, dir, Options{Claims: demoClaims(t)})
 			// The randomized mode reaches the same verdict and findings.
-			rnd := run(t, dir, Options{Claims: demoClaims(t), Randomized: true})
+			rnd := run(t, dir, Options{Claims: demoClaims(t), Mode: report.ModeRandomized})
 			if rnd.Verdict != res.Verdict || fmt.Sprint(findingKeys(rnd)) != fmt.Sprint(findingKeys(res)) {
 				t.Errorf("randomized mode: %s %v\nexact: %s %v", rnd.Verdict, findingKeys(rnd), res.Verdict, findingKeys(res))
 			}
@@ -499,7 +496,7 @@ func TestEveryCode(t *testing.T) {
 			if rem.Verdict != res.Verdict || fmt.Sprint(findingKeys(rem)) != fmt.Sprint(findingKeys(res)) {
 				t.Errorf("remote: %s %v\nexact: %s %v", rem.Verdict, findingKeys(rem), res.Verdict, findingKeys(res))
 			}
-			if res.Verdict != c.verdict {
+			if string(res.Verdict) != c.verdict {
 				t.Errorf("verdict %s, want %s: %v", res.Verdict, c.verdict, res.Findings)
 			}
 			found := false
@@ -540,10 +537,10 @@ func TestRebuild(t *testing.T) {
 	}
 	hit := map[string]bool{}
 	for _, f := range res.Findings {
-		hit[f.Code+" "+f.Subject] = true
+		hit[string(f.Code)+" "+f.Subject] = true
 	}
 	mod := strings.TrimPrefix(large, "base_model.model.")
-	if res.Verdict != "fail" || !hit[report.RebuildError+" "+mod] || !hit[report.ReportMismatch+" "+mod] {
+	if res.Verdict != "fail" || !hit[string(report.RebuildError)+" "+mod] || !hit[string(report.ReportMismatch)+" "+mod] {
 		t.Fatalf("tampered: %s %v", res.Verdict, res.Findings)
 	}
 	// A pair removed: the differing tensor has no pair.
@@ -576,7 +573,7 @@ func TestNoClaimsNoReport(t *testing.T) {
 func findingKeys(r *Result) []string {
 	var out []string
 	for _, f := range r.Findings {
-		out = append(out, string(f.Severity)+" "+f.Code+" "+f.Subject)
+		out = append(out, string(f.Severity)+" "+string(f.Code)+" "+f.Subject)
 	}
 	sort.Strings(out)
 	return out
@@ -602,7 +599,7 @@ func TestInventoryFirst(t *testing.T) {
 // (here the portable one, counted) with the same result, and reported.
 func TestScanKernelHook(t *testing.T) {
 	dir := filepath.Join(worldDir, world.AdapterDir)
-	want := run(t, dir, Options{Quick: true})
+	want := run(t, dir, Options{Mode: report.ModeQuick})
 	calls := 0
 	SetScanKernel("counted", func(b []byte) (int, float64) {
 		if len(b)%16 != 0 {
@@ -612,7 +609,7 @@ func TestScanKernelHook(t *testing.T) {
 		return ScanBF16(b)
 	})
 	defer SetScanKernel("", nil)
-	got := run(t, dir, Options{Quick: true})
+	got := run(t, dir, Options{Mode: report.ModeQuick})
 	if calls == 0 || got.Summary.Kernel != "scan counted" || got.Verdict != want.Verdict {
 		t.Fatalf("%d calls, kernel %q, verdict %s (want %s)", calls, got.Summary.Kernel, got.Verdict, want.Verdict)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvit-s/clefcheck/wasm/report"
 	"github.com/kvit-s/clefcheck/wasm/source"
 )
 
@@ -18,7 +19,7 @@ func TestFullTwinTimes(t *testing.T) {
 	if full == "" {
 		t.Skip("set CLEFCHECK_FULL to the twin (make bench-browser makes it)")
 	}
-	for _, o := range []Options{{Quick: true, Workers: 1}, {Randomized: true, Workers: 1}} {
+	for _, o := range []Options{{Mode: report.ModeQuick, Workers: 1}, {Mode: report.ModeRandomized, Workers: 1}} {
 		start := time.Now()
 		res, err := Run(context.Background(), source.Dir(filepath.Join(full, "adapter")), ".", o)
 		if err != nil || res.Verdict == "fail" {

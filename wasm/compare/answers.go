@@ -37,10 +37,9 @@ type AnswersSummary struct {
 
 // AnswersResult is the outcome, in the audit's shape.
 type AnswersResult struct {
-	Verdict  string           `json:"verdict"`
-	Findings []report.Finding `json:"findings"`
-	Summary  AnswersSummary   `json:"summary"`
-	Records  []AnswerStats    `json:"records"`
+	report.Outcome
+	Summary AnswersSummary `json:"summary"`
+	Records []AnswerStats  `json:"records"`
 }
 
 // Answers compares candidate answers with reference answers; known maps
@@ -102,7 +101,7 @@ func Answers(ref, cand map[string]*refs.Answer, known map[string]string) *Answer
 			c.Addf(report.AnswerMismatch, report.Info, id, nil, nil, "the candidate answered a record the reference does not have")
 		}
 	}
-	res.Findings, res.Verdict = c.Finish()
+	res.Outcome = c.Outcome()
 	return res
 }
 

@@ -70,10 +70,9 @@ type HiddenSummary struct {
 
 // HiddenResult is the outcome, in the audit's shape.
 type HiddenResult struct {
-	Verdict  string           `json:"verdict"`
-	Findings []report.Finding `json:"findings"`
-	Summary  HiddenSummary    `json:"summary"`
-	Records  []RecordStats    `json:"records"` // worst first
+	report.Outcome
+	Summary HiddenSummary `json:"summary"`
+	Records []RecordStats `json:"records"` // worst first
 }
 
 // ListHidden maps record ids to file names of the *.safetensors in dir.
@@ -189,7 +188,7 @@ func HiddenOf(ids, candIDs []string, loadRef, loadCand func(id string) (*refs.Hi
 	}
 	sort.Slice(res.Summary.ByLayer, func(i, j int) bool { return res.Summary.ByLayer[i].Layer < res.Summary.ByLayer[j].Layer })
 	sort.SliceStable(res.Records, func(i, j int) bool { return worstCos(res.Records[i]) < worstCos(res.Records[j]) })
-	res.Findings, res.Verdict = c.Finish()
+	res.Outcome = c.Outcome()
 	return res
 }
 

@@ -67,7 +67,7 @@ type Spec struct {
 	// reference and the in-browser demo model.
 	Site *Input `json:"site,omitempty"`
 	// audit
-	Mode       string          `json:"mode,omitempty"` // quick | randomized | exact
+	Mode       report.Mode     `json:"mode,omitempty"` // quick | randomized (the default) | exact
 	Claims     string          `json:"claims,omitempty"`
 	ClaimsJSON json.RawMessage `json:"claims_json,omitempty"`
 	// claims: a claims profile file to check (the only file of the input)

@@ -78,11 +78,10 @@ type Matrix struct {
 
 // Result is the rebuild check's outcome.
 type Result struct {
-	Verdict   string           `json:"verdict"`
-	Findings  []report.Finding `json:"findings"`
-	Compared  int              `json:"tensors_compared"`
-	Differing []string         `json:"tensors_differing"`
-	Matrices  []*Matrix        `json:"matrices"`
+	report.Outcome
+	Compared  int       `json:"tensors_compared"`
+	Differing []string  `json:"tensors_differing"`
+	Matrices  []*Matrix `json:"matrices"`
 }
 
 type job struct {
@@ -100,7 +99,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	res := &Result{}
 	var c report.Collector
 	finish := func() *Result {
-		res.Findings, res.Verdict = c.Finish()
+		res.Outcome = c.Outcome()
 		return res
 	}
 	data, err := source.ReadSmall(opt.Adapter, "adapter_config.json", 16<<20)

@@ -55,7 +55,7 @@ type AuditSummary struct {
 	Extra        int            `json:"extra_tensors"`
 	Claims       string         `json:"claims,omitempty"`
 	Report       string         `json:"report,omitempty"`
-	Mode         string         `json:"mode"`
+	Mode         Mode           `json:"mode"`
 	Kernel       string         `json:"kernel,omitempty"`
 	Seconds      float64        `json:"seconds"`
 	Unknown      []string       `json:"unknown_config_fields,omitempty"`
@@ -64,8 +64,7 @@ type AuditSummary struct {
 
 // Audit is an audit's outcome, in the CLI's --json schema (audit.Result).
 type Audit struct {
-	Verdict  string         `json:"verdict"`
-	Findings []Finding      `json:"findings"`
+	Outcome
 	Summary  AuditSummary   `json:"summary"`
 	Matrices []*AuditMatrix `json:"matrices"`
 }

@@ -18,7 +18,7 @@ var cell = report.MDCell
 func findingsTable(b *strings.Builder, fs []report.Finding) {
 	b.WriteString("| severity | code | subject | message |\n|---|---|---|---|\n")
 	for _, f := range fs {
-		fmt.Fprintf(b, "| %s | `%s` | %s | %s |\n", f.Severity, cell(f.Code), cell(f.Subject), cell(f.Message))
+		fmt.Fprintf(b, "| %s | `%s` | %s | %s |\n", f.Severity, cell(string(f.Code)), cell(f.Subject), cell(f.Message))
 	}
 }
 
@@ -26,7 +26,7 @@ func findingsTable(b *strings.Builder, fs []report.Finding) {
 func AuditMarkdown(r *report.Audit) string {
 	var b strings.Builder
 	s := r.Summary
-	fmt.Fprintf(&b, "# clefcheck audit: %s\n\n**Verdict: %s** (%s audit, %.2f s)\n\n", cell(s.Adapter), strings.ToUpper(r.Verdict), s.Mode, s.Seconds)
+	fmt.Fprintf(&b, "# clefcheck audit: %s\n\n**Verdict: %s** (%s audit, %.2f s)\n\n", cell(s.Adapter), r.Verdict.Label(), s.Mode, s.Seconds)
 	fmt.Fprintf(&b, "- %d pairs (%d large, %d small), %d parameters, %d bytes\n- r = %d, lora_alpha = %g, scaling %g\n- expected pairs from %s; report %s; claims %s\n",
 		s.Pairs, s.Large, s.Small, s.Parameters, s.Bytes, s.Rank, s.Alpha, s.Scaling, cell(s.Expectations), cell(report.OrNone(s.Report)), cell(report.OrNone(s.Claims)))
 	if s.Kernel != "" {
@@ -52,7 +52,7 @@ func HiddenMarkdown(r *compare.HiddenResult, note string) string {
 	var b strings.Builder
 	s := r.Summary
 	fmt.Fprintf(&b, "# clefcheck: hidden states\n\n**Verdict: %s** — %d records, %d compared, %d beyond tolerance (cos ≥ %g, rel. L2 ≤ %g)\n\n%s\n\n",
-		strings.ToUpper(r.Verdict), s.Records, s.Compared, s.Failed, s.Tol.MinCosine, s.Tol.MaxRelL2, cell(note))
+		r.Verdict.Label(), s.Records, s.Compared, s.Failed, s.Tol.MinCosine, s.Tol.MaxRelL2, cell(note))
 	b.WriteString("## By layer\n\n| layer | worst cosine | worst rel. L2 | worst NMSE | max abs. diff. | within tolerance |\n|---|---|---|---|---|---|\n")
 	for _, l := range s.ByLayer {
 		fmt.Fprintf(&b, "| %d | %.6f | %.4g | %.3g | %.3g | %v |\n", l.Layer, l.Cosine, l.RelL2, l.NMSE, l.MaxAbs, l.OK)
@@ -94,7 +94,7 @@ func BlockMarkdown(b *rebuild.Block) string {
 // RebuildMarkdown renders a rebuild check of the named checkpoints.
 func RebuildMarkdown(checkpoints string, r *rebuild.Result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## Rebuild check: %s\n\nCheckpoints: %s. %d tensors compared, %d differ; %d modules rebuilt.\n\n", strings.ToUpper(r.Verdict), cell(checkpoints), r.Compared, len(r.Differing), len(r.Matrices))
+	fmt.Fprintf(&b, "## Rebuild check: %s\n\nCheckpoints: %s. %d tensors compared, %d differ; %d modules rebuilt.\n\n", r.Verdict.Label(), cell(checkpoints), r.Compared, len(r.Differing), len(r.Matrices))
 	if len(r.Findings) > 0 {
 		findingsTable(&b, r.Findings)
 		b.WriteString("\n")

@@ -136,14 +136,8 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 			return ctx.Err()
 		},
 	}
-	switch spec.Mode {
-	case "quick":
-		opt.Quick = true
-	case "randomized", "":
-		opt.Randomized = true
-	case "exact":
-	default:
-		return nil, fmt.Errorf("unknown audit mode %q (quick, randomized or exact)", clip(spec.Mode, 40))
+	if opt.Mode, err = report.ParseMode(string(spec.Mode)); err != nil {
+		return nil, err
 	}
 	started, kernel, engine := 0, "", ""
 	if h.AuditRemote != nil {

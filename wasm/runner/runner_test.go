@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/kvit-s/clefcheck/wasm/jobs"
+	"github.com/kvit-s/clefcheck/wasm/report"
 	"io/fs"
 	"math"
 	"net/http"
@@ -95,12 +96,12 @@ func TestAuditJobSameAsEngine(t *testing.T) {
 	}
 	for _, mode := range []string{"quick", "randomized", "exact"} {
 		t.Run(mode, func(t *testing.T) {
-			out, evs, err := run(t, jobs.Spec{Kind: jobs.KindAudit, Adapter: &jobs.Input{Files: "adapter"}, Mode: mode, Claims: "demo"})
+			out, evs, err := run(t, jobs.Spec{Kind: jobs.KindAudit, Adapter: &jobs.Input{Files: "adapter"}, Mode: report.Mode(mode), Claims: "demo"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			want, err := audit.Run(context.Background(), os.DirFS(filepath.Join(worldDir, "adapter")), ".",
-				audit.Options{Claims: prof, Quick: mode == "quick", Randomized: mode == "randomized", Workers: 1})
+				audit.Options{Claims: prof, Mode: report.Mode(mode), Workers: 1})
 			if err != nil {
 				t.Fatal(err)
 			}

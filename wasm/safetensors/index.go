@@ -242,7 +242,7 @@ func OpenCheckpoint(fsys fs.FS, dir, stem string) (*Checkpoint, error) {
 func openShards(fsys fs.FS, dir, idxName string, idx *Index) (*Checkpoint, error) {
 	c := &Checkpoint{Index: idx, where: map[string]*Reader{}}
 	var errs report.Errors
-	add := func(code, subject, format string, a ...any) {
+	add := func(code report.Code, subject, format string, a ...any) {
 		errs = append(errs, &report.Error{Code: code, Subject: subject, Msg: fmt.Sprintf(format, a...), Err: ErrLayout})
 	}
 	for _, shard := range idx.Shards {

@@ -62,7 +62,8 @@ func TestShardedReject(t *testing.T) {
 	cases := []struct {
 		name, index string
 		mess        func(fs fstest.MapFS)
-		code, msg   string
+		code        report.Code
+		msg         string
 	}{
 		{"slash in shard", strings.Replace(goodIndex, `"c":"m-`, `"c":"../m-`, 1), nil, report.HeaderInvalid, "path separator"},
 		{"dotdot in shard", strings.Replace(goodIndex, `"c":"m-`, `"c":"..m-`, 1), nil, report.HeaderInvalid, "'..'"},
@@ -116,7 +117,7 @@ func FuzzIndex(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		idx, err := ParseIndex(data, "fuzz.json")
 		if err != nil {
-			if strings.HasPrefix(codeOf(err), "uncoded") {
+			if strings.HasPrefix(string(codeOf(err)), "uncoded") {
 				t.Fatalf("uncoded: %v", err)
 			}
 			return

@@ -65,7 +65,7 @@ type Reader struct {
 // NewReader parses and validates the header of the safetensors file r of the
 // given size. name is used in messages. It reads only the header.
 func NewReader(r io.ReaderAt, size int64, name string) (*Reader, error) {
-	fail := func(code string, sentinel error, format string, a ...any) error {
+	fail := func(code report.Code, sentinel error, format string, a ...any) error {
 		return &report.Error{Code: code, Subject: name, Msg: fmt.Sprintf(format, a...), Err: sentinel}
 	}
 	if size < 8 {

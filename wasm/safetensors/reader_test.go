@@ -55,7 +55,7 @@ func open(t testing.TB, data []byte) (*Reader, error) {
 	return NewReader(bytes.NewReader(data), int64(len(data)), "test.safetensors")
 }
 
-func codeOf(err error) string {
+func codeOf(err error) report.Code {
 	var e *report.Error
 	if errors.As(err, &e) {
 		return e.Code
@@ -65,7 +65,7 @@ func codeOf(err error) string {
 		return es[0].Code
 	}
 	if err != nil {
-		return "uncoded: " + err.Error()
+		return report.Code("uncoded: " + err.Error())
 	}
 	return ""
 }
@@ -152,7 +152,7 @@ func TestReject(t *testing.T) {
 	cases := []struct {
 		name   string
 		source func(testing.TB) []byte
-		code   string
+		code   report.Code
 		msg    string // a fragment the message must contain
 	}{
 		{"short file", func(testing.TB) []byte { return []byte{1, 2, 3} }, report.FileUnreadable, "shorter than"},
@@ -260,7 +260,7 @@ func TestMutations(t *testing.T) {
 			t.Errorf("%s: allocated %d bytes for a %d-byte file", label, grew, len(mutant))
 		}
 		if err != nil {
-			if c := codeOf(err); !strings.Contains(c, ".") || strings.HasPrefix(c, "uncoded") {
+			if c := codeOf(err); !strings.Contains(string(c), ".") || strings.HasPrefix(string(c), "uncoded") {
 				t.Errorf("%s: uncoded error %v", label, err)
 			}
 			return
@@ -340,7 +340,7 @@ func FuzzHeader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := NewReader(bytes.NewReader(data), int64(len(data)), "fuzz")
 		if err != nil {
-			if c := codeOf(err); strings.HasPrefix(c, "uncoded") {
+			if c := codeOf(err); strings.HasPrefix(string(c), "uncoded") {
 				t.Fatalf("uncoded error: %v", err)
 			}
 			return

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kvit-s/clefcheck/wasm/audit"
 	"github.com/kvit-s/clefcheck/wasm/dtype"
+	"github.com/kvit-s/clefcheck/wasm/report"
 	"github.com/kvit-s/clefcheck/wasm/source"
 	"github.com/kvit-s/clefcheck/wasm/spectral"
 	"gonum.org/v1/gonum/blas"
@@ -218,7 +219,7 @@ func TestFullTwinSIMD(t *testing.T) {
 	defer spectral.SetKernels(spectral.Kernels{})
 	defer audit.SetScanKernel("", nil)
 	defer dtype.SetBF16Kernel(nil)
-	for _, o := range []audit.Options{{Quick: true, Workers: 1}, {Randomized: true, Workers: 1}} {
+	for _, o := range []audit.Options{{Mode: report.ModeQuick, Workers: 1}, {Mode: report.ModeRandomized, Workers: 1}} {
 		start := time.Now()
 		res, err := audit.Run(context.Background(), source.Dir(filepath.Join(full, "adapter")), ".", o)
 		if err != nil || res.Verdict == "fail" {

@@ -17,6 +17,7 @@ import (
 	"github.com/kvit-s/clefcheck/wasm/browser"
 	"github.com/kvit-s/clefcheck/wasm/claims"
 	"github.com/kvit-s/clefcheck/wasm/jobs"
+	"github.com/kvit-s/clefcheck/wasm/report"
 	"github.com/kvit-s/clefcheck/wasm/runner"
 	"github.com/kvit-s/clefcheck/wasm/source"
 )
@@ -48,15 +49,14 @@ import (
 // AuditSpec is what a worker needs besides the files: the audit's mode and
 // claims, as JSON.
 type AuditSpec struct {
-	Quick      bool            `json:"quick"`
-	Randomized bool            `json:"randomized"`
-	Probes     int             `json:"probes,omitempty"`
-	Claims     json.RawMessage `json:"claims,omitempty"`
+	Mode   report.Mode     `json:"mode"`
+	Probes int             `json:"probes,omitempty"`
+	Claims json.RawMessage `json:"claims,omitempty"`
 }
 
 // SpecOf describes opt for the workers.
 func SpecOf(opt audit.Options) (string, error) {
-	s := AuditSpec{Quick: opt.Quick, Randomized: opt.Randomized, Probes: opt.Probes}
+	s := AuditSpec{Mode: opt.Mode, Probes: opt.Probes}
 	if opt.Claims != nil {
 		b, err := json.Marshal(opt.Claims)
 		if err != nil {
@@ -69,7 +69,7 @@ func SpecOf(opt audit.Options) (string, error) {
 }
 
 func (s *AuditSpec) options() (audit.Options, error) {
-	opt := audit.Options{Quick: s.Quick, Randomized: s.Randomized, Probes: s.Probes, Workers: 1}
+	opt := audit.Options{Mode: s.Mode, Probes: s.Probes, Workers: 1}
 	if len(s.Claims) > 0 {
 		p, err := claims.Parse(s.Claims)
 		if err != nil {
@@ -560,7 +560,7 @@ func poolFor(fsys fs.FS, in *jobs.Input, opt audit.Options, onStart func(int, st
 	}
 	self := js.Global().Get("location").Get("href").String()
 	pool := &AuditPool{N: Workers(), Dir: ".", Spec: spec, OnStart: onStart, WorkerURL: self}
-	if opt.Quick {
+	if opt.Mode == report.ModeQuick {
 		// The quick scan computes at memory speed: keep more downloads in
 		// flight instead.
 		pool.Depth = quickDepth
