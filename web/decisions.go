@@ -8,10 +8,8 @@ import (
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
-	"github.com/kvit-s/clefcheck/wasm/compare"
-	"github.com/kvit-s/clefcheck/wasm/decision"
 	"github.com/kvit-s/clefcheck/wasm/jobs"
-	"github.com/kvit-s/clefcheck/wasm/refs"
+	"github.com/kvit-s/clefcheck/wasm/report"
 )
 
 // DecisionsPage sends test records to a decision server and compares the
@@ -24,12 +22,11 @@ type DecisionsPage struct {
 	Where       string // server | browser
 	Status      string // idle | loading | running | done | error
 	Err         string
-	Records     []refs.Record
-	Ref         map[string]*refs.Answer
-	Rows        []jobs.Row
-	Summary     *compare.AnswersSummary
-	Latency     decision.Latency
+	Records     []report.Record
+	Ref         map[string]*report.Answer
+	Rows        []report.DecisionRow // as they come
 	Failed      int
+	Result      *report.Decisions // the finished batch (the schema of clefcheck decide --json)
 	CORSHint    bool
 	MD          string // the batch as Markdown (from the engine)
 	cancel      context.CancelFunc
@@ -44,9 +41,13 @@ func (p *DecisionsPage) OnInit() {
 func (p *DecisionsPage) Render() app.UI {
 	agree := 0
 	for _, r := range p.Rows {
-		if r.Err == "" && r.Ref != "" && r.Choice == r.Ref {
+		if r.Status == report.Answered && r.Reference != "" && r.Choice == r.Reference {
 			agree++
 		}
+	}
+	var sum report.DecisionsSummary
+	if p.Result != nil {
+		sum = p.Result.Summary
 	}
 	return shell("decisions",
 		app.H1().Text("Live decisions"),
@@ -71,10 +72,11 @@ func (p *DecisionsPage) Render() app.UI {
 				app.Div().Class("card summary").ID("decisions-summary").Body(
 					app.Span().Class("badge "+map[bool]string{true: "pass", false: "fail"}[agree == len(p.Rows) && p.Failed == 0]).ID("agreement").
 						Text(fmt.Sprintf("%d of %d agree", agree, len(p.Rows))),
-					app.Span().Text(fmt.Sprintf("  %d failed · p50 %.1f ms · p90 %.1f ms · %.1f decisions/s", p.Failed, p.Latency.P50, p.Latency.P90, p.Latency.Throughput)),
-					app.If(p.Summary != nil && p.Summary.Known > 0, func() app.UI {
+					app.Span().Text(fmt.Sprintf("  %d failed · p50 %.1f ms · p90 %.1f ms · %.1f decisions/s", p.Failed, sum.Latency.P50, sum.Latency.P90, sum.Latency.Throughput)),
+					app.If(sum.Answers != nil && sum.Answers.Known > 0, func() app.UI {
+						a := sum.Answers
 						return app.Div().Class("muted").Text(fmt.Sprintf("known answers: reference %d of %d right, server %d of %d; max |Δlogit| %.3g, mean KL %.3g nats",
-							p.Summary.RefCorrect, p.Summary.Known, p.Summary.CandCorrect, p.Summary.Known, p.Summary.MaxDLogit, p.Summary.MeanKL))
+							a.RefCorrect, a.Known, a.CandCorrect, a.Known, a.MaxDLogit, a.MeanKL))
 					}),
 					histogram(p.Rows),
 					app.If(p.Status == "done", func() app.UI {
@@ -86,10 +88,10 @@ func (p *DecisionsPage) Render() app.UI {
 					app.TBody().Body(app.Range(p.Rows).Slice(func(i int) app.UI {
 						r := p.Rows[i]
 						cls := "ok"
-						if r.Err != "" || (r.Ref != "" && r.Choice != r.Ref) {
+						if r.Status == report.Failed || (r.Reference != "" && r.Choice != r.Reference) {
 							cls = "bad"
 						}
-						return row(cls, clip(r.ID, 60), clip(r.Choice, 40), clip(r.Ref, 40), clip(r.Known, 40), fmt.Sprintf("%.1f", r.MS), muted(clip(r.Err, 200)))
+						return row(cls, clip(r.ID, 60), clip(r.Choice, 40), clip(r.Reference, 40), clip(r.Known, 40), fmt.Sprintf("%.1f", r.LatencyMS), muted(clip(r.Error, 200)))
 					})),
 				),
 			)
@@ -98,11 +100,11 @@ func (p *DecisionsPage) Render() app.UI {
 }
 
 // histogram draws the latency distribution as SVG bars.
-func histogram(rows []jobs.Row) app.UI {
+func histogram(rows []report.DecisionRow) app.UI {
 	var ms []float64
 	for _, r := range rows {
-		if r.Err == "" {
-			ms = append(ms, r.MS)
+		if r.Status == report.Answered {
+			ms = append(ms, r.LatencyMS)
 		}
 	}
 	if len(ms) < 2 {
@@ -167,7 +169,7 @@ func (p *DecisionsPage) onRun(ctx app.Context, e app.Event) {
 		spec.Server, spec.Token = server, p.Token
 	}
 	rctx, cancel := context.WithCancel(context.Background())
-	p.cancel, p.Status, p.Err, p.Rows, p.Summary, p.Failed, p.CORSHint, p.MD = cancel, "running", "", nil, nil, 0, false, ""
+	p.cancel, p.Status, p.Err, p.Rows, p.Result, p.Failed, p.CORSHint, p.MD = cancel, "running", "", nil, nil, 0, false, ""
 	ctx.Async(func() {
 		out, err := runJob(rctx, spec, func(e jobs.Event) {
 			if e.Row == nil {
@@ -176,7 +178,7 @@ func (p *DecisionsPage) onRun(ctx app.Context, e app.Event) {
 			row := *e.Row
 			ctx.Dispatch(func(ctx app.Context) {
 				p.Rows = append(p.Rows, row)
-				if row.Err != "" {
+				if row.Status == report.Failed {
 					p.Failed++
 				}
 				p.CORSHint = p.CORSHint || row.CORS
@@ -189,13 +191,13 @@ func (p *DecisionsPage) onRun(ctx app.Context, e app.Event) {
 				return
 			}
 			d := out.Decisions
-			p.Rows, p.Failed, p.Summary, p.Latency, p.MD, p.Status = d.Rows, d.Failed, d.Summary, d.Latency, out.Markdown, "done"
+			p.Result, p.Rows, p.Failed, p.MD, p.Status = d, d.Records, d.Summary.Failed, out.Markdown, "done"
 		})
 	})
 }
 
-// resultJSON is the page's report (the CLI's decide schema, in part).
+// resultJSON is the batch in the schema of clefcheck decide --json.
 func (p *DecisionsPage) resultJSON() []byte {
-	data, _ := json.MarshalIndent(map[string]any{"server": p.Server, "where": p.Where, "rows": p.Rows, "summary": p.Summary, "latency": p.Latency}, "", "  ")
+	data, _ := json.MarshalIndent(p.Result, "", "  ")
 	return data
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
 	"github.com/kvit-s/clefcheck/wasm/audit"
-	"github.com/kvit-s/clefcheck/wasm/jobs"
 	"github.com/kvit-s/clefcheck/wasm/rebuild"
 	"github.com/kvit-s/clefcheck/wasm/report"
 )
@@ -80,7 +79,8 @@ func TestSafeHTTPAndClip(t *testing.T) {
 }
 
 func TestHistogram(t *testing.T) {
-	rows := []jobs.Row{{MS: 10}, {MS: 20}, {MS: 20}, {MS: 30}, {MS: 99, Err: "timeout"}}
+	ok := report.Answered
+	rows := []report.DecisionRow{{Status: ok, LatencyMS: 10}, {Status: ok, LatencyMS: 20}, {Status: ok, LatencyMS: 20}, {Status: ok, LatencyMS: 30}, {Status: report.Failed, LatencyMS: 99, Error: "timeout"}}
 	html := app.HTMLString(histogram(rows))
 	if got := strings.Count(html, "<rect"); got != 20 {
 		t.Errorf("%d bars, want 20", got)

@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
-	"github.com/kvit-s/clefcheck/wasm/compare"
-	"github.com/kvit-s/clefcheck/wasm/refs"
-	"github.com/kvit-s/clefcheck/wasm/source"
+	"github.com/kvit-s/clefcheck/wasm/jobs"
+	"github.com/kvit-s/clefcheck/wasm/report"
+	"github.com/kvit-s/clefcheck/wasm/runner"
 )
 
 // AnswersCommand compares answers with the reference answers.
@@ -41,49 +39,28 @@ func (c *AnswersCommand) Run(ctx context.Context, args []string) error {
 	if len(pos) != 2 {
 		return &UsageError{Msg: "give REF and CAND folders"}
 	}
-	ref, err := refs.ReadAnswers(source.Dir(pos[0]), ".")
-	if err != nil {
-		return &UsageError{Msg: err.Error()}
+	host := &runner.Native{}
+	spec := &jobs.Spec{Kind: jobs.KindAnswers}
+	if spec.Ref, err = input(host, "REF", pos[0]); err != nil {
+		return err
 	}
-	cand, err := refs.ReadAnswers(source.Dir(pos[1]), ".")
-	if err != nil {
-		return &UsageError{Msg: err.Error()}
+	if spec.Cand, err = input(host, "CAND", pos[1]); err != nil {
+		return err
 	}
-	known, err := knownAnswers(records)
+	if len(records) > 0 {
+		if spec.RecordFiles, err = files(host, "--records", records...); err != nil {
+			return err
+		}
+	}
+	out, err := runJob(ctx, spec, host, c.stderr, true)
 	if err != nil {
 		return err
 	}
-	res := compare.Answers(ref, cand, known)
-	if *asJSON {
-		if err := writeJSON(c.stdout, res); err != nil {
-			return err
-		}
-	} else {
-		printAnswers(c.stdout, res)
-	}
-	if res.Verdict == "fail" {
-		return &FailedError{Verdict: res.Verdict}
-	}
-	return nil
+	res := out.Answers
+	return done(c.stdout, *asJSON, res, res.Outcome, func(w io.Writer) { printAnswers(w, res) })
 }
 
-func knownAnswers(files []string) (map[string]string, error) {
-	known := map[string]string{}
-	for _, f := range files {
-		recs, err := compare.ReadRecords(source.Dir(filepath.Dir(f)), filepath.Base(f))
-		if err != nil {
-			return nil, &UsageError{Msg: err.Error()}
-		}
-		for _, r := range recs {
-			if r.Answer != "" {
-				known[r.ID] = r.Answer
-			}
-		}
-	}
-	return known, nil
-}
-
-func printAnswers(w io.Writer, res *compare.AnswersResult) {
+func printAnswers(w io.Writer, res *report.Answers) {
 	s := res.Summary
 	fmt.Fprintf(w, "answers: %d of %d records agree with the reference (%d answered); max |Δlogit| %.4g, mean KL %.3g nats\n", s.Agree, s.Records, s.Answered, s.MaxDLogit, s.MeanKL)
 	if s.Known > 0 {
@@ -91,12 +68,4 @@ func printAnswers(w io.Writer, res *compare.AnswersResult) {
 	}
 	printFindings(w, res.Findings)
 	fmt.Fprintf(w, "\nverdict: %s\n", res.Verdict.Label())
-}
-
-// writeFile writes data to path, creating its folder.
-func writeFile(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, data, 0o644)
 }

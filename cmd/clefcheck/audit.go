@@ -2,20 +2,16 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/kvit-s/clefcheck/wasm/audit"
-	"github.com/kvit-s/clefcheck/wasm/extraction"
-	"github.com/kvit-s/clefcheck/wasm/rebuild"
+	"github.com/kvit-s/clefcheck/wasm/jobs"
 	"github.com/kvit-s/clefcheck/wasm/report"
-	"github.com/kvit-s/clefcheck/wasm/source"
+	"github.com/kvit-s/clefcheck/wasm/runner"
 )
 
 // AuditCommand audits an adapter directory.
@@ -70,6 +66,37 @@ func (c *AuditCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if len(pos) != 1 {
+		return &UsageError{Msg: "give exactly one ADAPTER directory (try 'clefcheck world demo' and 'clefcheck audit demo/adapter')"}
+	}
+	if (*baseFlag == "") != (*tunedFlag == "") {
+		return &UsageError{Msg: "--base and --tuned go together"}
+	}
+	mode, err := modeOf(*modeFlag, map[report.Mode]bool{report.ModeQuick: *quick, report.ModeRandomized: *randomized, report.ModeExact: *exact})
+	if err != nil {
+		return err
+	}
+	host := &runner.Native{}
+	spec := &jobs.Spec{Kind: jobs.KindAudit, Mode: mode, Label: pos[0], Workers: *workers}
+	if spec.Adapter, err = input(host, "ADAPTER", pos[0]); err != nil {
+		return err
+	}
+	if err := claimsSpec(host, spec, *claimsFlag); err != nil {
+		return err
+	}
+	if *reportFlag != "" {
+		if spec.ReportFile, err = files(host, "--report", *reportFlag); err != nil {
+			return err
+		}
+	}
+	if *baseFlag != "" {
+		if spec.Base, err = input(host, "--base", *baseFlag); err != nil {
+			return err
+		}
+		if spec.Tuned, err = input(host, "--tuned", *tunedFlag); err != nil {
+			return err
+		}
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {
@@ -79,84 +106,21 @@ func (c *AuditCommand) Run(ctx context.Context, args []string) error {
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
-	if len(pos) != 1 {
-		return &UsageError{Msg: "give exactly one ADAPTER directory (try 'clefcheck world demo' and 'clefcheck audit demo/adapter')"}
-	}
-	dir := pos[0]
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return &UsageError{Msg: fmt.Sprintf("%s is not a directory", dir)}
-	}
-	if (*baseFlag == "") != (*tunedFlag == "") {
-		return &UsageError{Msg: "--base and --tuned go together"}
-	}
-	mode, err := modeOf(*modeFlag, map[report.Mode]bool{report.ModeQuick: *quick, report.ModeRandomized: *randomized, report.ModeExact: *exact})
+	out, err := runJob(ctx, spec, host, c.stderr, *noProgress)
 	if err != nil {
 		return err
 	}
-	prof, err := loadClaims(*claimsFlag)
-	if err != nil {
-		return err
-	}
-	opt := audit.Options{Claims: prof, Mode: mode, Workers: *workers}
-	if *reportFlag != "" {
-		data, err := readFileLimited(*reportFlag, extraction.MaxSize)
-		if err != nil {
-			return &UsageError{Msg: fmt.Sprintf("--report: %v", err)}
+	res := out.Audit
+	return done(c.stdout, *asJSON, res, res.Outcome, func(w io.Writer) {
+		printAudit(w, res, *matrices)
+		if res.Rebuild != nil {
+			printRebuild(w, res.Rebuild)
 		}
-		rep, err := extraction.Parse(data, *reportFlag)
-		if err != nil {
-			return &UsageError{Msg: fmt.Sprintf("--report: %v", err)}
-		}
-		opt.Report, opt.ReportName = rep, *reportFlag
-	}
-	prog := newProgressPrinter(c.stderr, *noProgress)
-	opt.Progress = prog.report
-	res, err := audit.Run(ctx, source.Dir(dir), ".", opt)
-	prog.done()
-	if err != nil {
-		return err
-	}
-	res.Summary.Adapter = dir
-	for i := range res.Summary.Files {
-		res.Summary.Files[i] = filepath.Join(dir, res.Summary.Files[i])
-	}
-	var rb *rebuild.Result
-	if *baseFlag != "" {
-		rb, err = rebuild.Run(ctx, rebuild.Options{
-			Adapter: source.Dir(dir), Base: source.Dir(*baseFlag), Tuned: source.Dir(*tunedFlag),
-			Claims: prof, Report: opt.Report, Workers: *workers, Progress: prog.report,
-		})
-		prog.done()
-		if err != nil {
-			return err
-		}
-		res.Findings = append(res.Findings, rb.Findings...)
-		report.Sort(res.Findings)
-		res.Verdict = report.VerdictOf(res.Findings)
-	}
-	if *asJSON {
-		out := struct {
-			*audit.Result
-			Rebuild *rebuild.Result `json:"rebuild,omitempty"`
-		}{res, rb}
-		enc := json.NewEncoder(c.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
-			return err
-		}
-	} else {
-		printAudit(c.stdout, res, *matrices)
-		if rb != nil {
-			printRebuild(c.stdout, rb)
-		}
-	}
-	if res.Verdict == "fail" {
-		return &FailedError{Verdict: res.Verdict}
-	}
-	return nil
+		fmt.Fprintf(w, "\nverdict: %s\n", res.Verdict.Label())
+	})
 }
 
-func printAudit(w io.Writer, res *audit.Result, matrices bool) {
+func printAudit(w io.Writer, res *report.Audit, matrices bool) {
 	s := res.Summary
 	fmt.Fprintf(w, "clefcheck audit of %s (%s, %.2f s)\n", s.Adapter, s.Mode, s.Seconds)
 	fmt.Fprintf(w, "  %d tensors in %d file(s); %d pairs (%d large, %d small), %d parameters, %d bytes\n", s.Tensors, len(s.Files), s.Pairs, s.Large, s.Small, s.Parameters, s.Bytes)
@@ -182,7 +146,6 @@ func printAudit(w io.Writer, res *audit.Result, matrices bool) {
 		}
 		tw.Flush()
 	}
-	fmt.Fprintf(w, "\nverdict: %s\n", res.Verdict.Label())
 }
 
 func printFindings(w io.Writer, fs []report.Finding) {
@@ -227,17 +190,6 @@ func ptr(x *float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.3g", *x)
-}
-
-func readFileLimited(path string, max int64) ([]byte, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() > max {
-		return nil, fmt.Errorf("%s is %d bytes, more than the %d allowed", path, st.Size(), max)
-	}
-	return os.ReadFile(path)
 }
 
 // modeOf is the audit mode of --mode and its shorthands: at most one may

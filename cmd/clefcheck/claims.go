@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/kvit-s/clefcheck/wasm/claims"
+	"github.com/kvit-s/clefcheck/wasm/jobs"
+	"github.com/kvit-s/clefcheck/wasm/runner"
 )
 
 // ClaimsCommand lists the built-in claims profiles or prints one.
@@ -25,43 +26,23 @@ func (c *ClaimsCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	switch len(pos) {
-	case 0:
-		for _, n := range claims.Names() {
-			p, err := claims.Builtin(n)
-			if err != nil {
-				return err
-			}
-			d := p.Derived()
-			fmt.Fprintf(c.stdout, "%-16s %s — %d pairs, %d parameters, r = %d\n", n, p.Adapter, d.Pairs, d.Parameters, p.Rank)
-		}
-		return nil
-	case 1:
-		data, err := claims.JSON(pos[0])
-		if err != nil {
-			return &UsageError{Msg: fmt.Sprintf("no built-in profile %q (try 'clefcheck claims')", pos[0])}
-		}
-		_, err = c.stdout.Write(data)
+	if len(pos) > 1 {
+		return &UsageError{Msg: "at most one profile name"}
+	}
+	spec := &jobs.Spec{Kind: jobs.KindClaims}
+	if len(pos) == 1 {
+		spec.Claims = pos[0]
+	}
+	out, err := runner.Run(ctx, spec, runner.Host{Open: noInputs}, nil)
+	if err != nil {
+		return &UsageError{Msg: err.Error()}
+	}
+	if len(pos) == 1 {
+		_, err = c.stdout.Write(out.ClaimsJSON)
 		return err
 	}
-	return &UsageError{Msg: "at most one profile name"}
-}
-
-// loadClaims resolves --claims: a built-in name or a file.
-func loadClaims(v string) (*claims.Profile, error) {
-	if v == "" {
-		return nil, nil
+	for _, p := range out.Profiles {
+		fmt.Fprintf(c.stdout, "%-16s %s — %d pairs, %d parameters, r = %d\n", p.Name, p.Adapter, p.Pairs, p.Parameters, p.Rank)
 	}
-	if p, err := claims.Builtin(v); err == nil {
-		return p, nil
-	}
-	data, err := readFileLimited(v, 16<<20)
-	if err != nil {
-		return nil, &UsageError{Msg: fmt.Sprintf("--claims %s: neither a built-in profile (%v) nor a readable file (%v)", v, claims.Names(), err)}
-	}
-	p, err := claims.Parse(data)
-	if err != nil {
-		return nil, &UsageError{Msg: fmt.Sprintf("--claims %s: %v", v, err)}
-	}
-	return p, nil
+	return nil
 }

@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 
-	"github.com/kvit-s/clefcheck/wasm/compare"
-	"github.com/kvit-s/clefcheck/wasm/source"
+	"github.com/kvit-s/clefcheck/wasm/jobs"
+	"github.com/kvit-s/clefcheck/wasm/report"
+	"github.com/kvit-s/clefcheck/wasm/runner"
 )
 
 // HiddenCommand compares a server's hidden states with the references.
@@ -27,14 +26,14 @@ must match exactly; then, per captured layer, cosine similarity, NMSE, max
 --max-rel-l2 (default %g, torch's bf16 rtol), or when it is missing.
 
 Exit status: 0 pass, 1 fail, 2 could not run.
-`, compare.DefaultHidden.MinCosine, compare.DefaultHidden.MaxRelL2)
+`, report.DefaultHidden.MinCosine, report.DefaultHidden.MaxRelL2)
 }
 
 func (c *HiddenCommand) Run(ctx context.Context, args []string) error {
 	fs := newFlags("hidden", c.Usage)
 	asJSON := fs.Bool("json", false, "")
-	minCos := fs.Float64("min-cosine", compare.DefaultHidden.MinCosine, "")
-	maxRel := fs.Float64("max-rel-l2", compare.DefaultHidden.MaxRelL2, "")
+	minCos := fs.Float64("min-cosine", report.DefaultHidden.MinCosine, "")
+	maxRel := fs.Float64("max-rel-l2", report.DefaultHidden.MaxRelL2, "")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -42,29 +41,23 @@ func (c *HiddenCommand) Run(ctx context.Context, args []string) error {
 	if len(pos) != 2 {
 		return &UsageError{Msg: "give REF and CAND folders"}
 	}
-	for _, d := range pos {
-		if st, err := os.Stat(d); err != nil || !st.IsDir() {
-			return &UsageError{Msg: fmt.Sprintf("%s is not a folder", d)}
-		}
+	host := &runner.Native{}
+	spec := &jobs.Spec{Kind: jobs.KindHidden, Tol: &report.HiddenTol{MinCosine: *minCos, MaxRelL2: *maxRel}}
+	if spec.Ref, err = input(host, "REF", pos[0]); err != nil {
+		return err
 	}
-	res, err := compare.Hidden(source.Dir(pos[0]), ".", source.Dir(pos[1]), ".", compare.HiddenTol{MinCosine: *minCos, MaxRelL2: *maxRel})
+	if spec.Cand, err = input(host, "CAND", pos[1]); err != nil {
+		return err
+	}
+	out, err := runJob(ctx, spec, host, c.stderr, true)
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		if err := writeJSON(c.stdout, res); err != nil {
-			return err
-		}
-	} else {
-		printHidden(c.stdout, res)
-	}
-	if res.Verdict == "fail" {
-		return &FailedError{Verdict: res.Verdict}
-	}
-	return nil
+	res := out.Hidden
+	return done(c.stdout, *asJSON, res, res.Outcome, func(w io.Writer) { printHidden(w, res) })
 }
 
-func printHidden(w io.Writer, res *compare.HiddenResult) {
+func printHidden(w io.Writer, res *report.Hidden) {
 	s := res.Summary
 	fmt.Fprintf(w, "hidden states: %d records, %d compared, %d failed; worst cosine %.6f, worst rel. L2 %.4g (tolerances: cos ≥ %g, rel L2 ≤ %g)\n",
 		s.Records, s.Compared, s.Failed, s.MinCosine, s.MaxRelL2, s.Tol.MinCosine, s.Tol.MaxRelL2)
@@ -91,10 +84,4 @@ func printHidden(w io.Writer, res *compare.HiddenResult) {
 	}
 	printFindings(w, res.Findings)
 	fmt.Fprintf(w, "\nverdict: %s\n", res.Verdict.Label())
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
 
-	"github.com/kvit-s/clefcheck/wasm/rebuild"
-	"github.com/kvit-s/clefcheck/wasm/source"
+	"github.com/kvit-s/clefcheck/wasm/jobs"
+	"github.com/kvit-s/clefcheck/wasm/report"
+	"github.com/kvit-s/clefcheck/wasm/runner"
 )
 
 // RebuildCommand checks base + s·B·A against the tuned checkpoint.
@@ -49,33 +49,32 @@ func (c *RebuildCommand) Run(ctx context.Context, args []string) error {
 	if len(pos) != 1 || *baseFlag == "" || *tunedFlag == "" {
 		return &UsageError{Msg: "need --base DIR, --tuned DIR and one ADAPTER directory"}
 	}
-	prof, err := loadClaims(*claimsFlag)
+	host := &runner.Native{}
+	spec := &jobs.Spec{Kind: jobs.KindRebuild, Workers: *workers, Label: *baseFlag + " and " + *tunedFlag}
+	if spec.Adapter, err = input(host, "ADAPTER", pos[0]); err != nil {
+		return err
+	}
+	if spec.Base, err = input(host, "--base", *baseFlag); err != nil {
+		return err
+	}
+	if spec.Tuned, err = input(host, "--tuned", *tunedFlag); err != nil {
+		return err
+	}
+	if err := claimsSpec(host, spec, *claimsFlag); err != nil {
+		return err
+	}
+	out, err := runJob(ctx, spec, host, c.stderr, *noProgress)
 	if err != nil {
 		return err
 	}
-	prog := newProgressPrinter(c.stderr, *noProgress)
-	res, err := rebuild.Run(ctx, rebuild.Options{Adapter: source.Dir(pos[0]), Base: source.Dir(*baseFlag), Tuned: source.Dir(*tunedFlag), Claims: prof, Workers: *workers, Progress: prog.report})
-	prog.done()
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		enc := json.NewEncoder(c.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
-			return err
-		}
-	} else {
-		printRebuild(c.stdout, res)
-		fmt.Fprintf(c.stdout, "\nverdict: %s\n", res.Verdict.Label())
-	}
-	if res.Verdict == "fail" {
-		return &FailedError{Verdict: res.Verdict}
-	}
-	return nil
+	res := out.Rebuild
+	return done(c.stdout, *asJSON, res, res.Outcome, func(w io.Writer) {
+		printRebuild(w, res)
+		fmt.Fprintf(w, "\nverdict: %s\n", res.Verdict.Label())
+	})
 }
 
-func printRebuild(w io.Writer, res *rebuild.Result) {
+func printRebuild(w io.Writer, res *report.Rebuild) {
 	fmt.Fprintf(w, "\nrebuild: %d tensors compared, %d differ; %d modules rebuilt\n", res.Compared, len(res.Differing), len(res.Matrices))
 	worst := struct{ ratio, rel float64 }{}
 	for _, m := range res.Matrices {

@@ -157,3 +157,11 @@ func readOptional(name string) []byte {
 func init() {
 	commands["site"] = func() Command { return &SiteCommand{stdout: os.Stdout, stderr: os.Stderr} }
 }
+
+// writeFile writes data to path, creating its folder.
+func writeFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}

@@ -13,10 +13,12 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"sort"
 	"strings"
 
 	"github.com/kvit-s/clefcheck/wasm/report"
+	"github.com/kvit-s/clefcheck/wasm/source"
 )
 
 //go:embed profiles/*.json
@@ -171,9 +173,25 @@ func (p *Profile) Check() []report.Finding {
 	return fs
 }
 
+// MaxSize bounds a claims profile (the built-in ones are 2 KB): every way a
+// profile arrives (a file, JSON in a job, a pool worker's spec) is held to it.
+const MaxSize = 1 << 20
+
+// Load reads and parses the profile file name of fsys.
+func Load(fsys fs.FS, name string) (*Profile, error) {
+	data, err := source.ReadSmall(fsys, name, MaxSize)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data)
+}
+
 // Parse reads a profile strictly (unknown fields are an error: a typo in a
 // claim must not silently drop it).
 func Parse(data []byte) (*Profile, error) {
+	if len(data) > MaxSize {
+		return nil, fmt.Errorf("claims: %d bytes, more than the %d allowed for a profile", len(data), MaxSize)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var p Profile

@@ -11,36 +11,14 @@ import (
 	"github.com/kvit-s/clefcheck/wasm/report"
 )
 
-// AnswerStats compares one record's answers.
-type AnswerStats struct {
-	ID        string  `json:"id"`
-	Ref       string  `json:"ref"`
-	Cand      string  `json:"cand,omitempty"`
-	Known     string  `json:"known,omitempty"`
-	Agree     bool    `json:"agree"`
-	MaxDLogit float64 `json:"max_dlogit"`
-	KL        float64 `json:"kl"`     // KL(ref ‖ cand) of the option probabilities, nats
-	Status    string  `json:"status"` // ok | disagree | missing | options
-}
+// AnswerStats is report.AnswerStats.
+type AnswerStats = report.AnswerStats
 
-// AnswersSummary totals the comparison.
-type AnswersSummary struct {
-	Records     int     `json:"records"`
-	Answered    int     `json:"answered"`
-	Agree       int     `json:"agree"`
-	Known       int     `json:"known"`        // records with a known answer (with --records)
-	RefCorrect  int     `json:"ref_correct"`  // the reference's choices that match them
-	CandCorrect int     `json:"cand_correct"` // the candidate's
-	MaxDLogit   float64 `json:"max_dlogit"`
-	MeanKL      float64 `json:"mean_kl"`
-}
+// AnswersSummary is report.AnswersSummary.
+type AnswersSummary = report.AnswersSummary
 
-// AnswersResult is the outcome, in the audit's shape.
-type AnswersResult struct {
-	report.Outcome
-	Summary AnswersSummary `json:"summary"`
-	Records []AnswerStats  `json:"records"`
-}
+// AnswersResult is report.Answers.
+type AnswersResult = report.Answers
 
 // Answers compares candidate answers with reference answers; known maps
 // record ids to known answers (may be nil).

@@ -27,53 +27,23 @@ import (
 	"github.com/kvit-s/clefcheck/wasm/report"
 )
 
-// HiddenTol are the hidden-state tolerances.
-type HiddenTol struct {
-	MinCosine float64 `json:"min_cosine"`
-	MaxRelL2  float64 `json:"max_rel_l2"`
-}
+// HiddenTol is report.HiddenTol.
+type HiddenTol = report.HiddenTol
 
 // DefaultHidden documents the default tolerances (see the package doc).
-var DefaultHidden = HiddenTol{MinCosine: 1 - 1e-3, MaxRelL2: 1.6e-2}
+var DefaultHidden = report.DefaultHidden
 
-// LayerStats compares one captured layer.
-type LayerStats struct {
-	Layer  int     `json:"layer"`
-	Cosine float64 `json:"cosine"`
-	NMSE   float64 `json:"nmse"`
-	MaxAbs float64 `json:"max_abs"`
-	RelL2  float64 `json:"rel_l2"`
-	OK     bool    `json:"ok"`
-}
+// LayerStats is report.LayerStats.
+type LayerStats = report.LayerStats
 
-// RecordStats compares one record.
-type RecordStats struct {
-	ID     string       `json:"id"`
-	Status string       `json:"status"` // ok | drift | missing | tokens | shape | unreadable
-	Detail string       `json:"detail,omitempty"`
-	Layers []LayerStats `json:"layers,omitempty"`
-	Worst  *LayerStats  `json:"worst,omitempty"` // the layer with the lowest cosine
-}
+// RecordStats is report.RecordStats.
+type RecordStats = report.RecordStats
 
-// HiddenSummary totals a comparison.
-type HiddenSummary struct {
-	Records   int       `json:"records"`
-	Compared  int       `json:"compared"`
-	Failed    int       `json:"failed"`
-	Extra     int       `json:"extra"`
-	MinCosine float64   `json:"min_cosine"`
-	MaxRelL2  float64   `json:"max_rel_l2"`
-	Tol       HiddenTol `json:"tolerances"`
-	// Per captured layer, the worst cosine and relative L2 over records.
-	ByLayer []LayerStats `json:"by_layer"`
-}
+// HiddenSummary is report.HiddenSummary.
+type HiddenSummary = report.HiddenSummary
 
-// HiddenResult is the outcome, in the audit's shape.
-type HiddenResult struct {
-	report.Outcome
-	Summary HiddenSummary `json:"summary"`
-	Records []RecordStats `json:"records"` // worst first
-}
+// HiddenResult is report.Hidden.
+type HiddenResult = report.Hidden
 
 // ListHidden maps record ids to file names of the *.safetensors in dir.
 func ListHidden(fsys fs.FS, dir string) (map[string]string, error) {
@@ -126,69 +96,110 @@ func Hidden(ref fs.FS, refDir string, cand fs.FS, candDir string, tol HiddenTol)
 // lists the candidate's records, to report extra ones. The browser passes
 // loaders over HTTP and over states captured live.
 func HiddenOf(ids, candIDs []string, loadRef, loadCand func(id string) (*refs.Hidden, error), tol HiddenTol) *HiddenResult {
+	hc := NewHiddenComparer(tol)
+	for _, id := range slices.Sorted(slices.Values(ids)) {
+		r, rerr := loadRef(id)
+		var cd *refs.Hidden
+		var cerr error
+		if rerr == nil {
+			cd, cerr = loadCand(id)
+		}
+		hc.Record(id, r, rerr, cd, cerr)
+	}
+	for _, id := range candIDs {
+		hc.Extra(id)
+	}
+	return hc.Result()
+}
+
+// HiddenComparer compares hidden states record by record as they come
+// (a live capture compares each record when its answer arrives and keeps
+// only the figures, so memory does not grow with the states). It is not
+// safe for concurrent use.
+type HiddenComparer struct {
+	tol     HiddenTol
+	res     *HiddenResult
+	c       report.Collector
+	inRef   map[string]bool
+	byLayer map[int]*LayerStats
+}
+
+// NewHiddenComparer starts a comparison with the tolerances (zero: the
+// defaults).
+func NewHiddenComparer(tol HiddenTol) *HiddenComparer {
 	if tol == (HiddenTol{}) {
 		tol = DefaultHidden
 	}
-	res := &HiddenResult{Summary: HiddenSummary{MinCosine: 1, Tol: tol}}
-	var c report.Collector
-	ids = slices.Sorted(slices.Values(ids))
-	inRef := map[string]bool{}
-	byLayer := map[int]*LayerStats{}
-	for _, id := range ids {
-		inRef[id] = true
-		res.Summary.Records++
-		rs := RecordStats{ID: id, Status: "ok"}
-		fail := func(status, format string, a ...any) {
-			rs.Status, rs.Detail = status, fmt.Sprintf(format, a...)
-			c.Addf(report.HiddenMismatch, report.Fail, id, nil, nil, "%s", rs.Detail)
-		}
-		r, err := loadRef(id)
-		if err != nil {
-			fail("unreadable", "reference unreadable: %v", err)
-		} else if cd, err := loadCand(id); err != nil {
-			fail("unreadable", "candidate unreadable: %v", err)
-		} else if cd == nil {
-			fail("missing", "the candidate has no hidden states for this record")
-		} else if cd.ID != r.ID {
-			fail("shape", "the candidate file's metadata id is %q", cd.ID)
-		} else {
-			compareRecord(&rs, r, cd, tol, fail)
-		}
-		if rs.Status == "ok" || rs.Status == "drift" {
-			res.Summary.Compared++
-			for i := range rs.Layers {
-				ls := rs.Layers[i]
-				res.Summary.MinCosine = math.Min(res.Summary.MinCosine, ls.Cosine)
-				res.Summary.MaxRelL2 = math.Max(res.Summary.MaxRelL2, ls.RelL2)
-				b := byLayer[ls.Layer]
-				if b == nil {
-					b = &LayerStats{Layer: ls.Layer, Cosine: 1, OK: true}
-					byLayer[ls.Layer] = b
-				}
-				b.Cosine = math.Min(b.Cosine, ls.Cosine)
-				b.RelL2 = math.Max(b.RelL2, ls.RelL2)
-				b.NMSE = math.Max(b.NMSE, ls.NMSE)
-				b.MaxAbs = math.Max(b.MaxAbs, ls.MaxAbs)
-				b.OK = b.OK && ls.OK
+	return &HiddenComparer{tol: tol, res: &HiddenResult{Summary: HiddenSummary{MinCosine: 1, Tol: tol}},
+		inRef: map[string]bool{}, byLayer: map[int]*LayerStats{}}
+}
+
+// Record compares one record: the reference's states r (or why they could
+// not be read, refErr) with the candidate's cd (nil: the candidate lacks
+// the record; or why they could not be read, candErr).
+func (hc *HiddenComparer) Record(id string, r *refs.Hidden, refErr error, cd *refs.Hidden, candErr error) {
+	res := hc.res
+	hc.inRef[id] = true
+	res.Summary.Records++
+	rs := RecordStats{ID: id, Status: "ok"}
+	fail := func(status, format string, a ...any) {
+		rs.Status, rs.Detail = status, fmt.Sprintf(format, a...)
+		hc.c.Addf(report.HiddenMismatch, report.Fail, id, nil, nil, "%s", rs.Detail)
+	}
+	switch {
+	case refErr != nil:
+		fail("unreadable", "reference unreadable: %v", refErr)
+	case candErr != nil:
+		fail("unreadable", "candidate unreadable: %v", candErr)
+	case cd == nil:
+		fail("missing", "the candidate has no hidden states for this record")
+	case cd.ID != r.ID:
+		fail("shape", "the candidate file's metadata id is %q", report.Clip(cd.ID, 80))
+	default:
+		compareRecord(&rs, r, cd, hc.tol, fail)
+	}
+	if rs.Status == "ok" || rs.Status == "drift" {
+		res.Summary.Compared++
+		for _, ls := range rs.Layers {
+			res.Summary.MinCosine = math.Min(res.Summary.MinCosine, ls.Cosine)
+			res.Summary.MaxRelL2 = math.Max(res.Summary.MaxRelL2, ls.RelL2)
+			b := hc.byLayer[ls.Layer]
+			if b == nil {
+				b = &LayerStats{Layer: ls.Layer, Cosine: 1, OK: true}
+				hc.byLayer[ls.Layer] = b
 			}
-		}
-		if rs.Status != "ok" {
-			res.Summary.Failed++
-		}
-		res.Records = append(res.Records, rs)
-	}
-	for _, id := range candIDs {
-		if !inRef[id] {
-			res.Summary.Extra++
-			c.Addf(report.HiddenMismatch, report.Info, id, nil, nil, "the candidate has a record the reference does not")
+			b.Cosine = math.Min(b.Cosine, ls.Cosine)
+			b.RelL2 = math.Max(b.RelL2, ls.RelL2)
+			b.NMSE = math.Max(b.NMSE, ls.NMSE)
+			b.MaxAbs = math.Max(b.MaxAbs, ls.MaxAbs)
+			b.OK = b.OK && ls.OK
 		}
 	}
-	for _, b := range byLayer {
+	if rs.Status != "ok" {
+		res.Summary.Failed++
+	}
+	res.Records = append(res.Records, rs)
+}
+
+// Extra notes a record of the candidate's; one the reference lacks is
+// reported (info).
+func (hc *HiddenComparer) Extra(id string) {
+	if !hc.inRef[id] {
+		hc.res.Summary.Extra++
+		hc.c.Addf(report.HiddenMismatch, report.Info, id, nil, nil, "the candidate has a record the reference does not")
+	}
+}
+
+// Result ends the comparison: records worst first, layers in order.
+func (hc *HiddenComparer) Result() *HiddenResult {
+	res := hc.res
+	res.Summary.ByLayer = res.Summary.ByLayer[:0]
+	for _, b := range hc.byLayer {
 		res.Summary.ByLayer = append(res.Summary.ByLayer, *b)
 	}
 	sort.Slice(res.Summary.ByLayer, func(i, j int) bool { return res.Summary.ByLayer[i].Layer < res.Summary.ByLayer[j].Layer })
 	sort.SliceStable(res.Records, func(i, j int) bool { return worstCos(res.Records[i]) < worstCos(res.Records[j]) })
-	res.Outcome = c.Outcome()
+	res.Outcome = hc.c.Outcome()
 	return res
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kvit-s/clefcheck/wasm/progress"
 	"github.com/kvit-s/clefcheck/wasm/refs"
+	"github.com/kvit-s/clefcheck/wasm/report"
 )
 
 // Outcome is one record's decision, or why it failed.
@@ -86,15 +87,8 @@ func Run(ctx context.Context, c *Client, recs []refs.Record, opt RunOptions) []*
 	return out
 }
 
-// Latency summarises the latencies of successful decisions.
-type Latency struct {
-	N          int     `json:"n"`
-	P50        float64 `json:"p50_ms"`
-	P90        float64 `json:"p90_ms"`
-	P99        float64 `json:"p99_ms"`
-	Max        float64 `json:"max_ms"`
-	Throughput float64 `json:"per_second"`
-}
+// Latency is report.Latency.
+type Latency = report.Latency
 
 // Latencies computes percentiles (nearest rank) over successful outcomes;
 // wall is the batch's wall time, for the throughput.

@@ -7,9 +7,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 
 	"github.com/kvit-s/clefcheck/wasm/claims"
 	"github.com/kvit-s/clefcheck/wasm/report"
+	"github.com/kvit-s/clefcheck/wasm/source"
 )
 
 // Format is the format string this package reads and writes.
@@ -46,6 +48,16 @@ type Matrix struct {
 // Parse reads a report. A wrong format string or malformed JSON is
 // report.mismatch-coded (the report cannot be used); a module listed twice too.
 func Parse(data []byte, name string) (*Report, error) { return ParseYield(data, name, nil) }
+
+// Load reads and parses the report file name of fsys (at most MaxSize
+// bytes).
+func Load(fsys fs.FS, name string) (*Report, error) {
+	data, err := source.ReadSmall(fsys, name, MaxSize)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data, name)
+}
 
 // ParseYield is Parse, calling yield (when not nil) after each matrix: the
 // real report is ~1.2 MB of numbers, 100–200 ms of decoding in a browser's

@@ -14,24 +14,22 @@ package jobs
 
 import (
 	"encoding/json"
+	"time"
 
-	"github.com/kvit-s/clefcheck/wasm/compare"
-	"github.com/kvit-s/clefcheck/wasm/decision"
 	"github.com/kvit-s/clefcheck/wasm/progress"
-	"github.com/kvit-s/clefcheck/wasm/rebuild"
-	"github.com/kvit-s/clefcheck/wasm/refs"
 	"github.com/kvit-s/clefcheck/wasm/report"
 )
 
 // The kinds of job.
 const (
-	KindAudit     = "audit"     // Adapter, Mode, Claims|ClaimsJSON → Audit
+	KindAudit     = "audit"     // Adapter, Mode, claims, ReportFile, [Base+Tuned: with the rebuild] → Audit
 	KindOpen      = "open"      // Adapter → Modules; Base+Tuned → their headers checked
 	KindSample    = "sample"    // Adapter, Module, Row0, Col0, Size → Block
-	KindRebuild   = "rebuild"   // Adapter, Base, Tuned → Rebuild
+	KindRebuild   = "rebuild"   // Adapter, Base, Tuned, claims → Rebuild
 	KindHidden    = "hidden"    // Ref, Cand folders → Hidden; or Site+Server: captured live
-	KindRecords   = "records"   // Site, Datasets → Records, Ref
-	KindDecisions = "decisions" // Records, Ref, Server|Browser → Decisions (Row events)
+	KindAnswers   = "answers"   // Ref, Cand folders of answers, [RecordFiles: known answers] → Answers
+	KindRecords   = "records"   // Site, Datasets → Records, RefAnswers
+	KindDecisions = "decisions" // Records|RecordFiles, RefAnswers|Ref, Server|Browser, [Hidden, Save] → Decisions (Row events)
 	KindDecide    = "decide"    // Prompt, Options, Server|Browser → Decided
 	KindClaims    = "claims"    // → ClaimNames; ClaimsFile → ClaimsName, ClaimsJSON (checked)
 )
@@ -67,33 +65,54 @@ type Spec struct {
 	// reference and the in-browser demo model.
 	Site *Input `json:"site,omitempty"`
 	// audit
-	Mode       report.Mode     `json:"mode,omitempty"` // quick | randomized (the default) | exact
+	Mode report.Mode `json:"mode,omitempty"` // quick | randomized (the default) | exact
+	// The claims profile (audit, rebuild): a built-in name, a profile as
+	// JSON, or a file (the only file of ClaimsFile; the claims kind checks
+	// it).
 	Claims     string          `json:"claims,omitempty"`
 	ClaimsJSON json.RawMessage `json:"claims_json,omitempty"`
-	// claims: a claims profile file to check (the only file of the input)
-	ClaimsFile *Input `json:"claims_file,omitempty"`
+	ClaimsFile *Input          `json:"claims_file,omitempty"`
+	// ReportFile is an extraction report to use instead of the adapter's
+	// extraction-report.json (the only file of the input).
+	ReportFile *Input `json:"report_file,omitempty"`
+	// Workers bounds the parallel work of an audit or rebuild (0: all
+	// cores natively, 1 in a browser worker).
+	Workers int `json:"workers,omitempty"`
 	// sample
 	Module string `json:"module,omitempty"`
 	Row0   int    `json:"row0,omitempty"`
 	Col0   int    `json:"col0,omitempty"`
 	Size   int    `json:"size,omitempty"`
-	// records, decisions, decide, live hidden
-	Datasets    []string                `json:"datasets,omitempty"`
-	Records     []refs.Record           `json:"records,omitempty"`
-	RefAnswers  map[string]*refs.Answer `json:"ref_answers,omitempty"`
-	Server      string                  `json:"server,omitempty"`
-	Token       string                  `json:"token,omitempty"`
-	Concurrency int                     `json:"concurrency,omitempty"`
-	Browser     bool                    `json:"browser,omitempty"` // the demo model of Site, here
-	Prompt      string                  `json:"prompt,omitempty"`
-	Options     []string                `json:"options,omitempty"`
+	// hidden (and decisions with Hidden): the tolerances (zero: the defaults)
+	Tol *report.HiddenTol `json:"tolerances,omitempty"`
+	// records, answers, decisions, decide, live hidden
+	Datasets []string `json:"datasets,omitempty"`
+	// Records are the records to send; RecordFiles is the same as
+	// records/<dataset>.jsonl files (every *.jsonl of the input).
+	Records     []report.Record           `json:"records,omitempty"`
+	RecordFiles *Input                    `json:"record_files,omitempty"`
+	RefAnswers  map[string]*report.Answer `json:"ref_answers,omitempty"`
+	Server      string                    `json:"server,omitempty"`
+	Token       string                    `json:"token,omitempty"`
+	Concurrency int                       `json:"concurrency,omitempty"`
+	// Timeout is the deadline of one decision, retries included (0: 60 s).
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// Hidden asks the server for hidden states (return_hidden) and, with
+	// a reference (Ref: a folder with answers/ and hidden/), compares them.
+	Hidden bool `json:"hidden,omitempty"`
+	// Save writes the answers (answers/<dataset>.jsonl) and hidden states
+	// (hidden/<id>.safetensors) through the host, in the reference layout.
+	Save    bool     `json:"save,omitempty"`
+	Browser bool     `json:"browser,omitempty"` // the demo model of Site, here
+	Prompt  string   `json:"prompt,omitempty"`
+	Options []string `json:"options,omitempty"`
 }
 
 // Inputs are the spec's inputs that are set (a host attaches the files
 // they name).
 func (s *Spec) Inputs() []*Input {
 	var out []*Input
-	for _, in := range []*Input{s.Adapter, s.Base, s.Tuned, s.Ref, s.Cand, s.Site, s.ClaimsFile} {
+	for _, in := range []*Input{s.Adapter, s.Base, s.Tuned, s.Ref, s.Cand, s.Site, s.ClaimsFile, s.ReportFile, s.RecordFiles} {
 		if in != nil {
 			out = append(out, in)
 		}
@@ -103,57 +122,31 @@ func (s *Spec) Inputs() []*Input {
 
 // Event is what a running job reports; one field is set.
 type Event struct {
-	Status    *progress.Status `json:"status,omitempty"`
-	Note      string           `json:"note,omitempty"`
-	Engine    string           `json:"engine,omitempty"`    // where the audit's pairs are checked
-	Inventory *report.Audit    `json:"inventory,omitempty"` // the audit's header inventory
-	Row       *Row             `json:"row,omitempty"`       // one decision
-}
-
-// Row is one record's decision, as the Decisions page lists it.
-type Row struct {
-	ID     string  `json:"id"`
-	Choice string  `json:"choice,omitempty"`
-	Ref    string  `json:"reference,omitempty"`
-	Known  string  `json:"known,omitempty"`
-	Err    string  `json:"error,omitempty"`
-	MS     float64 `json:"ms"`
-	CORS   bool    `json:"cors,omitempty"` // the error looks like a CORS refusal
-}
-
-// Decisions is a finished batch.
-type Decisions struct {
-	Rows    []Row                   `json:"rows"`
-	Summary *compare.AnswersSummary `json:"summary,omitempty"`
-	Latency decision.Latency        `json:"latency"`
-	Failed  int                     `json:"failed"`
-	Agree   int                     `json:"agree"`
-}
-
-// Decided is one decision.
-type Decided struct {
-	Choice  string    `json:"choice"`
-	Options []string  `json:"options"`
-	Probs   []float64 `json:"probs"`
-	MS      float64   `json:"ms"`
+	Status    *progress.Status    `json:"status,omitempty"`
+	Note      string              `json:"note,omitempty"`
+	Engine    string              `json:"engine,omitempty"`    // where the audit's pairs are checked
+	Inventory *report.Audit       `json:"inventory,omitempty"` // the audit's header inventory
+	Row       *report.DecisionRow `json:"row,omitempty"`       // one decision
 }
 
 // Output is a finished job; the field of its kind is set.
 type Output struct {
-	Audit      *report.Audit           `json:"audit,omitempty"`
-	Modules    []string                `json:"modules,omitempty"`
-	CkErr      string                  `json:"checkpoint_error,omitempty"` // open: why Base/Tuned did not open
-	Block      *rebuild.Block          `json:"block,omitempty"`
-	Rebuild    *rebuild.Result         `json:"rebuild,omitempty"`
-	Hidden     *compare.HiddenResult   `json:"hidden,omitempty"`
-	Note       string                  `json:"note,omitempty"`
-	Records    []refs.Record           `json:"records,omitempty"`
-	RefAnswers map[string]*refs.Answer `json:"ref_answers,omitempty"`
-	Decisions  *Decisions              `json:"decisions,omitempty"`
-	Decided    *Decided                `json:"decided,omitempty"`
-	ClaimNames []string                `json:"claim_names,omitempty"` // the built-in profiles
-	ClaimsName string                  `json:"claims_name,omitempty"`
-	ClaimsJSON json.RawMessage         `json:"claims_json,omitempty"`
+	Audit      *report.Audit             `json:"audit,omitempty"`
+	Modules    []string                  `json:"modules,omitempty"`
+	CkErr      string                    `json:"checkpoint_error,omitempty"` // open: why Base/Tuned did not open
+	Block      *report.Block             `json:"block,omitempty"`
+	Rebuild    *report.Rebuild           `json:"rebuild,omitempty"`
+	Hidden     *report.Hidden            `json:"hidden,omitempty"`
+	Answers    *report.Answers           `json:"answers,omitempty"`
+	Note       string                    `json:"note,omitempty"`
+	Records    []report.Record           `json:"records,omitempty"`
+	RefAnswers map[string]*report.Answer `json:"ref_answers,omitempty"`
+	Decisions  *report.Decisions         `json:"decisions,omitempty"`
+	Decided    *report.Decided           `json:"decided,omitempty"`
+	ClaimNames []string                  `json:"claim_names,omitempty"` // the built-in profiles
+	Profiles   []report.ProfileInfo      `json:"profiles,omitempty"`    // the built-in profiles, described
+	ClaimsName string                    `json:"claims_name,omitempty"`
+	ClaimsJSON json.RawMessage           `json:"claims_json,omitempty"`
 	// Markdown is the report of an audit, a block, a rebuild, a hidden
 	// state comparison or a batch of decisions, for download.
 	Markdown string `json:"markdown,omitempty"`

@@ -63,26 +63,11 @@ type Options struct {
 	Progress             func(progress.Status)
 }
 
-// Matrix holds one module's rebuild figures.
-type Matrix struct {
-	Module          string  `json:"module"`
-	Out             int     `json:"out"`
-	In              int     `json:"in"`
-	Large           bool    `json:"large"`
-	DeltaFro        float64 `json:"delta_fro"`
-	ResidualFro     float64 `json:"residual_fro"`
-	NoiseFro        float64 `json:"noise_fro"`
-	ResidualToNoise float64 `json:"residual_to_noise"`
-	RebuiltRelError float64 `json:"rebuilt_rel_error"`
-}
+// Matrix is report.RebuildMatrix.
+type Matrix = report.RebuildMatrix
 
-// Result is the rebuild check's outcome.
-type Result struct {
-	report.Outcome
-	Compared  int       `json:"tensors_compared"`
-	Differing []string  `json:"tensors_differing"`
-	Matrices  []*Matrix `json:"matrices"`
-}
+// Result is report.Rebuild.
+type Result = report.Rebuild
 
 type job struct {
 	m      *Matrix

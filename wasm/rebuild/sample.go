@@ -8,26 +8,13 @@ import (
 
 	"github.com/kvit-s/clefcheck/wasm/dtype"
 	"github.com/kvit-s/clefcheck/wasm/peft"
+	"github.com/kvit-s/clefcheck/wasm/report"
 	"github.com/kvit-s/clefcheck/wasm/safetensors"
 	"github.com/kvit-s/clefcheck/wasm/source"
 )
 
-// Block is a sampled block of ΔW = s·B·A.
-type Block struct {
-	Module  string    `json:"module"`
-	Out     int       `json:"out"`
-	In      int       `json:"in"`
-	Row0    int       `json:"row0"`
-	Col0    int       `json:"col0"`
-	Rows    int       `json:"rows"`
-	Cols    int       `json:"cols"`
-	Scaling float64   `json:"scaling"`
-	Values  []float64 `json:"values"` // Rows × Cols, row-major
-	Min     float64   `json:"min"`
-	Max     float64   `json:"max"`
-	Mean    float64   `json:"mean"`
-	RMS     float64   `json:"rms"`
-}
+// Block is report.Block.
+type Block = report.Block
 
 // Pairs lists the modules of an adapter that have both factors, sorted.
 func Pairs(ck *safetensors.Checkpoint) map[string][2]string {

@@ -9,11 +9,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"path"
 	"sort"
 	"strconv"
@@ -28,48 +26,11 @@ import (
 // HiddenFormat is the metadata format of hidden-state files.
 const HiddenFormat = "clef-hidden/1"
 
-// Record is one test record (records/<dataset>.jsonl).
-type Record struct {
-	ID      string   `json:"id"`
-	Dataset string   `json:"dataset"`
-	Prompt  string   `json:"prompt"`
-	Options []string `json:"options"`
-	Answer  string   `json:"answer,omitempty"` // the known answer, when there is one
-}
+// Record is report.Record.
+type Record = report.Record
 
-// Answer is one line of an answers file.
-type Answer struct {
-	ID      string    `json:"id"`
-	Options []string  `json:"options"`
-	Logits  []float64 `json:"logits"`
-	Probs   []float64 `json:"probs"`
-	Choice  string    `json:"choice"`
-}
-
-// Check validates an answer's internal consistency.
-func (a *Answer) Check() error {
-	switch {
-	case a.ID == "":
-		return errors.New("no id")
-	case len(a.Options) == 0:
-		return errors.New("no options")
-	case len(a.Logits) != len(a.Options) || len(a.Probs) != len(a.Options):
-		return fmt.Errorf("%d options but %d logits and %d probs", len(a.Options), len(a.Logits), len(a.Probs))
-	}
-	found := false
-	for _, o := range a.Options {
-		found = found || o == a.Choice
-	}
-	if !found {
-		return fmt.Errorf("choice %q is not an option", a.Choice)
-	}
-	for i := range a.Logits {
-		if math.IsNaN(a.Logits[i]) || math.IsInf(a.Logits[i], 0) || math.IsNaN(a.Probs[i]) || a.Probs[i] < 0 || a.Probs[i] > 1 {
-			return fmt.Errorf("option %q: logit %v, prob %v", a.Options[i], a.Logits[i], a.Probs[i])
-		}
-	}
-	return nil
-}
+// Answer is report.Answer.
+type Answer = report.Answer
 
 // FileName is a record's hidden-state file name.
 func FileName(id string) string { return strings.ReplaceAll(id, "/", "__") + ".safetensors" }

@@ -67,6 +67,9 @@ type Audit struct {
 	Outcome
 	Summary  AuditSummary   `json:"summary"`
 	Matrices []*AuditMatrix `json:"matrices"`
+	// Rebuild is the rebuild check against the base and tuned checkpoints,
+	// when they were given (its findings are among the audit's).
+	Rebuild *Rebuild `json:"rebuild,omitempty"`
 }
 
 // Fin is x, or −1 when x is not finite: reports put −1 for NaN and ±Inf,

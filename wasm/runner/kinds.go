@@ -17,6 +17,7 @@ import (
 	"github.com/kvit-s/clefcheck/wasm/model"
 	"github.com/kvit-s/clefcheck/wasm/rebuild"
 	"github.com/kvit-s/clefcheck/wasm/refs"
+	"github.com/kvit-s/clefcheck/wasm/report"
 	"github.com/kvit-s/clefcheck/wasm/safetensors"
 	"github.com/kvit-s/clefcheck/wasm/source"
 )
@@ -105,7 +106,11 @@ func runRebuild(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*job
 			return nil, err
 		}
 	}
-	res, err := rebuild.Run(ctx, rebuild.Options{Adapter: fss[0], Base: fss[1], Tuned: fss[2], Workers: 1, Progress: em.status})
+	prof, err := ClaimsOf(spec, h)
+	if err != nil {
+		return nil, err
+	}
+	res, err := rebuild.Run(ctx, rebuild.Options{Adapter: fss[0], Base: fss[1], Tuned: fss[2], Claims: prof, Workers: workers(spec), Progress: em.status})
 	if err != nil {
 		return nil, err
 	}
@@ -129,11 +134,12 @@ func runHidden(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs
 		if err != nil {
 			return nil, err
 		}
-		res, err := compare.Hidden(ref, ".", cand, ".", compare.HiddenTol{})
+		res, err := compare.Hidden(ref, ".", cand, ".", tolOf(spec))
 		if err != nil {
 			return nil, err
 		}
-		return &jobs.Output{Hidden: res, Note: "local folders", Markdown: HiddenMarkdown(res, "local folders")}, nil
+		res.Source = spec.Cand.String()
+		return &jobs.Output{Hidden: res, Note: res.Source, Markdown: HiddenMarkdown(res, res.Source)}, nil
 	}
 	site, err := open(h, spec.Site, "demo world")
 	if err != nil {
@@ -179,12 +185,64 @@ func runHidden(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs
 			return refs.ReadHidden(site, path.Join("reference/hidden", refs.FileName(id)))
 		},
 		func(id string) (*refs.Hidden, error) { return cand[id], nil },
-		compare.HiddenTol{})
+		tolOf(spec))
 	note := fmt.Sprintf("captured live from %s; reference from the demo world", clip(spec.Server, 200))
 	if len(failed) > 0 {
 		note += fmt.Sprintf("; %d requests failed (first: %s)", len(failed), clip(failed[0], 200))
 	}
+	res.Source = note
 	return &jobs.Output{Hidden: res, Note: note, Markdown: HiddenMarkdown(res, note)}, nil
+}
+
+// tolOf is the spec's hidden-state tolerances (zero: the defaults).
+func tolOf(spec *jobs.Spec) report.HiddenTol {
+	if spec.Tol != nil {
+		return *spec.Tol
+	}
+	return report.HiddenTol{}
+}
+
+// runAnswers compares a folder of answers (Cand) with the reference
+// answers (Ref), and with RecordFiles the known answers.
+func runAnswers(spec *jobs.Spec, h Host) (*jobs.Output, error) {
+	refFS, err := open(h, spec.Ref, "reference answers")
+	if err != nil {
+		return nil, err
+	}
+	candFS, err := open(h, spec.Cand, "answers")
+	if err != nil {
+		return nil, err
+	}
+	ref, err := refs.ReadAnswers(refFS, ".")
+	if err != nil {
+		return nil, fmt.Errorf("reference answers: %w", err)
+	}
+	cand, err := refs.ReadAnswers(candFS, ".")
+	if err != nil {
+		return nil, fmt.Errorf("answers: %w", err)
+	}
+	known := map[string]string{}
+	if spec.RecordFiles != nil {
+		fsys, err := open(h, spec.RecordFiles, "records")
+		if err != nil {
+			return nil, err
+		}
+		names, err := jsonlFiles(fsys)
+		if err != nil {
+			return nil, err
+		}
+		recs, err := compare.ReadRecords(fsys, names...)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range recs {
+			if r.Answer != "" {
+				known[r.ID] = r.Answer
+			}
+		}
+	}
+	res := compare.Answers(ref, cand, known)
+	return &jobs.Output{Answers: res, Markdown: AnswersMarkdown(res)}, nil
 }
 
 // readRecords reads a demo world's records and reference answers.
@@ -231,128 +289,6 @@ func runRecords(spec *jobs.Spec, h Host) (*jobs.Output, error) {
 		return nil, err
 	}
 	return &jobs.Output{Records: recs, RefAnswers: ref}, nil
-}
-
-// isCORS tells whether a failed request looks like the browser's CORS
-// refusal (fetch() rejects with a bare TypeError then).
-func isCORS(msg string) bool {
-	return strings.Contains(msg, "CORS") || strings.Contains(msg, "fetch() failed")
-}
-
-func runDecisions(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.Output, error) {
-	recs, ref := spec.Records, spec.RefAnswers
-	switch {
-	case len(recs) == 0:
-		return nil, errors.New("no records to send")
-	case len(recs) > jobs.MaxRecords:
-		return nil, fmt.Errorf("%d records: at most %d in one batch", len(recs), jobs.MaxRecords)
-	}
-	row := func(o *decision.Outcome) jobs.Row {
-		r := jobs.Row{ID: o.Record.ID, Known: o.Record.Answer, MS: float64(o.Latency.Microseconds()) / 1000}
-		if a := ref[o.Record.ID]; a != nil {
-			r.Ref = a.Choice
-		}
-		if o.Err != nil {
-			r.Err = o.Err.Error()
-			r.CORS = isCORS(r.Err)
-		} else if o.Resp != nil {
-			r.Choice = o.Resp.Choice
-		}
-		return r
-	}
-	start := time.Now()
-	var outs []*decision.Outcome
-	if spec.Browser {
-		d, err := demoModel(h, spec.Site)
-		if err != nil {
-			return nil, err
-		}
-		for _, rec := range recs {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			t0 := time.Now()
-			a, err := d.decide(rec.ID, rec.Prompt, rec.Options)
-			o := &decision.Outcome{Record: rec, Err: err, Latency: time.Since(t0)}
-			if err == nil {
-				o.Resp = &decision.Response{ID: a.ID, Choice: a.Choice, Options: a.Options, Logits: a.Logits, Probs: a.Probs}
-			}
-			outs = append(outs, o)
-			r := row(o)
-			em.send(jobs.Event{Row: &r})
-			if h.Yield != nil {
-				if err := h.Yield(); err != nil {
-					return nil, err
-				}
-			}
-		}
-	} else {
-		c := &decision.Client{BaseURL: spec.Server, Token: spec.Token, Timeout: 60 * time.Second}
-		conc := max(1, min(jobs.MaxConcurrency, spec.Concurrency))
-		outs = decision.Run(ctx, c, recs, decision.RunOptions{Concurrency: conc, OnOutcome: func(o *decision.Outcome) {
-			r := row(o)
-			em.send(jobs.Event{Row: &r})
-		}})
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-	}
-	wall := time.Since(start)
-	res := &jobs.Decisions{Latency: decision.Latencies(outs, wall)}
-	cand := map[string]*refs.Answer{}
-	known := map[string]string{}
-	for _, o := range outs {
-		r := row(o)
-		res.Rows = append(res.Rows, r)
-		if r.Err != "" {
-			res.Failed++
-		} else if r.Ref != "" && r.Choice == r.Ref {
-			res.Agree++
-		}
-		if a := o.Answer(); a != nil {
-			cand[a.ID] = a
-		}
-		if o.Record.Answer != "" {
-			known[o.Record.ID] = o.Record.Answer
-		}
-	}
-	if len(ref) > 0 {
-		s := compare.Answers(ref, cand, known).Summary
-		res.Summary = &s
-	}
-	from := spec.Server
-	if spec.Browser {
-		from = "the demo model in the browser"
-	}
-	return &jobs.Output{Decisions: res, Markdown: DecisionsMarkdown(from, res)}, nil
-}
-
-func runDecide(ctx context.Context, spec *jobs.Spec, h Host) (*jobs.Output, error) {
-	req := &decision.Request{ID: "demo", Prompt: spec.Prompt, Options: spec.Options}
-	if err := req.Validate(); err != nil {
-		return nil, err
-	}
-	start := time.Now()
-	out := &jobs.Decided{Options: req.Options}
-	if spec.Browser {
-		d, err := demoModel(h, spec.Site)
-		if err != nil {
-			return nil, err
-		}
-		a, err := d.decide(req.ID, req.Prompt, req.Options)
-		if err != nil {
-			return nil, err
-		}
-		out.Choice, out.Probs = a.Choice, a.Probs
-	} else {
-		r, err := (&decision.Client{BaseURL: spec.Server, Token: spec.Token, Timeout: 60 * time.Second}).Decide(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		out.Choice, out.Probs = r.Choice, r.Probs
-	}
-	out.MS = float64(time.Since(start).Microseconds()) / 1000
-	return &jobs.Output{Decided: out}, nil
 }
 
 // decider is a loaded demo model.

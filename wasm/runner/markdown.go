@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kvit-s/clefcheck/wasm/compare"
-	"github.com/kvit-s/clefcheck/wasm/jobs"
-	"github.com/kvit-s/clefcheck/wasm/rebuild"
 	"github.com/kvit-s/clefcheck/wasm/report"
 )
 
@@ -48,7 +45,7 @@ func AuditMarkdown(r *report.Audit) string {
 
 // HiddenMarkdown renders a hidden-state comparison; note says where the
 // states came from.
-func HiddenMarkdown(r *compare.HiddenResult, note string) string {
+func HiddenMarkdown(r *report.Hidden, note string) string {
 	var b strings.Builder
 	s := r.Summary
 	fmt.Fprintf(&b, "# clefcheck: hidden states\n\n**Verdict: %s** — %d records, %d compared, %d beyond tolerance (cos ≥ %g, rel. L2 ≤ %g)\n\n%s\n\n",
@@ -68,31 +65,61 @@ func HiddenMarkdown(r *compare.HiddenResult, note string) string {
 	return b.String()
 }
 
-// DecisionsMarkdown renders a batch of decisions from the server (or
-// model) named from.
-func DecisionsMarkdown(from string, d *jobs.Decisions) string {
+// DecisionsMarkdown renders a batch of decisions.
+func DecisionsMarkdown(d *report.Decisions) string {
 	var b strings.Builder
-	l := d.Latency
-	fmt.Fprintf(&b, "# clefcheck: decisions from %s\n\n%d of %d agree with the reference; %d failed; p50 %.1f ms, p90 %.1f ms, p99 %.1f ms; %.1f decisions/s\n\n",
-		cell(from), d.Agree, len(d.Rows), d.Failed, l.P50, l.P90, l.P99, l.Throughput)
-	if s := d.Summary; s != nil && s.Known > 0 {
-		fmt.Fprintf(&b, "Known answers: reference %d of %d right, server %d of %d. Max |Δlogit| %.3g, mean KL %.3g nats.\n\n", s.RefCorrect, s.Known, s.CandCorrect, s.Known, s.MaxDLogit, s.MeanKL)
+	s := d.Summary
+	l := s.Latency
+	fmt.Fprintf(&b, "# clefcheck: decisions from %s\n\n**Verdict: %s** — %d of %d records answered, %d failed; p50 %.1f ms, p90 %.1f ms, p99 %.1f ms; %.1f decisions/s\n\n",
+		cell(s.Server), d.Verdict.Label(), s.Answered, s.Records, s.Failed, l.P50, l.P90, l.P99, l.Throughput)
+	if s.Agree != nil {
+		fmt.Fprintf(&b, "%d of %d agree with the reference.\n\n", *s.Agree, s.Records)
+	}
+	if a := s.Answers; a != nil && a.Known > 0 {
+		fmt.Fprintf(&b, "Known answers: reference %d of %d right, server %d of %d. Max |Δlogit| %.3g, mean KL %.3g nats.\n\n", a.RefCorrect, a.Known, a.CandCorrect, a.Known, a.MaxDLogit, a.MeanKL)
+	}
+	if h := s.Hidden; h != nil {
+		fmt.Fprintf(&b, "Hidden states: %d compared, %d beyond tolerance; worst cosine %.6f, worst rel. L2 %.4g.\n\n", h.Compared, h.Failed, h.MinCosine, h.MaxRelL2)
+	}
+	if len(d.Findings) > 0 {
+		findingsTable(&b, d.Findings)
+		b.WriteString("\n")
 	}
 	b.WriteString("| record | server | reference | known | ms | error |\n|---|---|---|---|---|---|\n")
-	for _, r := range d.Rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f | %s |\n", cell(r.ID), cell(r.Choice), cell(r.Ref), cell(r.Known), r.MS, cell(r.Err))
+	for _, r := range d.Records {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f | %s |\n", cell(r.ID), cell(r.Choice), cell(r.Reference), cell(r.Known), r.LatencyMS, cell(r.Error))
+	}
+	return b.String()
+}
+
+// AnswersMarkdown renders an answers comparison.
+func AnswersMarkdown(r *report.Answers) string {
+	var b strings.Builder
+	s := r.Summary
+	fmt.Fprintf(&b, "# clefcheck: answers\n\n**Verdict: %s** — %d of %d records agree with the reference (%d answered); max |Δlogit| %.4g, mean KL %.3g nats\n\n",
+		r.Verdict.Label(), s.Agree, s.Records, s.Answered, s.MaxDLogit, s.MeanKL)
+	if s.Known > 0 {
+		fmt.Fprintf(&b, "Known answers: reference %d of %d right, candidate %d of %d.\n\n", s.RefCorrect, s.Known, s.CandCorrect, s.Known)
+	}
+	if len(r.Findings) > 0 {
+		findingsTable(&b, r.Findings)
+		b.WriteString("\n")
+	}
+	b.WriteString("| record | reference | candidate | known | max abs. Δlogit | KL (nats) | status |\n|---|---|---|---|---|---|---|\n")
+	for _, a := range r.Records {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.4g | %.3g | %s |\n", cell(a.ID), cell(a.Ref), cell(a.Cand), cell(a.Known), a.MaxDLogit, a.KL, cell(a.Status))
 	}
 	return b.String()
 }
 
 // BlockMarkdown renders a sampled block's statistics.
-func BlockMarkdown(b *rebuild.Block) string {
+func BlockMarkdown(b *report.Block) string {
 	return fmt.Sprintf("## Block of s·B·A\n\n%s (%d × %d, s = %g): rows %d–%d, columns %d–%d\n\n| min | max | mean | rms |\n|---|---|---|---|\n| %.6g | %.6g | %.6g | %.6g |\n\n",
 		cell(b.Module), b.Out, b.In, b.Scaling, b.Row0, b.Row0+b.Rows-1, b.Col0, b.Col0+b.Cols-1, b.Min, b.Max, b.Mean, b.RMS)
 }
 
 // RebuildMarkdown renders a rebuild check of the named checkpoints.
-func RebuildMarkdown(checkpoints string, r *rebuild.Result) string {
+func RebuildMarkdown(checkpoints string, r *report.Rebuild) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Rebuild check: %s\n\nCheckpoints: %s. %d tensors compared, %d differ; %d modules rebuilt.\n\n", r.Verdict.Label(), cell(checkpoints), r.Compared, len(r.Differing), len(r.Matrices))
 	if len(r.Findings) > 0 {

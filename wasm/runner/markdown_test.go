@@ -1,13 +1,11 @@
 package runner
 
 import (
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/kvit-s/clefcheck/wasm/audit"
 	"github.com/kvit-s/clefcheck/wasm/compare"
-	"github.com/kvit-s/clefcheck/wasm/jobs"
 	"github.com/kvit-s/clefcheck/wasm/rebuild"
 	"github.com/kvit-s/clefcheck/wasm/report"
 )
@@ -36,8 +34,11 @@ func TestHiddenAndDecisionsMarkdown(t *testing.T) {
 		ByLayer: []compare.LayerStats{{Layer: 63, Cosine: 0.99, RelL2: 0.05}}},
 		Records: []compare.RecordStats{{ID: "a/1", Status: "drift", Detail: "layers | beyond", Worst: &compare.LayerStats{Layer: 63, Cosine: 0.99, RelL2: 0.05}}, {ID: "a/2", Status: "missing"}}}
 	contains(t, "hidden", HiddenMarkdown(h, "captured live"), "**Verdict: FAIL**", "captured live", "| 63 | 0.990000 | 0.05 |", `layers \| beyond`, "| a/2 | missing | – |")
-	d := &jobs.Decisions{Rows: []jobs.Row{{ID: "r1", Choice: "A", Ref: "A", MS: 12}, {ID: "r2", Choice: "B", Ref: "A", MS: 14}, {ID: "r3", Err: "HTTP 500"}}, Failed: 1, Agree: 1}
-	contains(t, "decisions", DecisionsMarkdown("http://x", d), "decisions from http://x", "1 of 3 agree", "1 failed", "| r2 | B | A |", "HTTP 500")
+	agree := 1
+	d := &report.Decisions{Outcome: report.Outcome{Verdict: report.VerdictFail},
+		Summary: report.DecisionsSummary{Server: "http://x", Records: 3, Answered: 2, Failed: 1, Agree: &agree},
+		Records: []report.DecisionRow{{ID: "r1", Status: report.Answered, Choice: "A", Reference: "A", LatencyMS: 12}, {ID: "r2", Status: report.Answered, Choice: "B", Reference: "A", LatencyMS: 14}, {ID: "r3", Status: report.Failed, Error: "HTTP 500"}}}
+	contains(t, "decisions", DecisionsMarkdown(d), "decisions from http://x", "**Verdict: FAIL**", "1 of 3 agree", "1 failed", "| r2 | B | A |", "HTTP 500")
 }
 
 func TestReconstructMarkdown(t *testing.T) {
@@ -48,28 +49,4 @@ func TestReconstructMarkdown(t *testing.T) {
 	contains(t, "block", BlockMarkdown(b), "## Block of s·B·A", `m\|x (8 × 6, s = 2): rows 2–3, columns 1–2`, "| -1 | 1 | 0.125 | 0.75 |")
 	contains(t, "rebuild", RebuildMarkdown("local files", r), "## Rebuild check: FAIL", "Checkpoints: local files. 10 tensors compared, 2 differ; 1 modules rebuilt",
 		"`"+string(report.RebuildError)+"`", "| m | 8 × 6 | 3.1000 | 1.23% |")
-}
-
-// Every input field of a spec is listed by Inputs (the page attaches the
-// files of exactly those).
-func TestSpecInputs(t *testing.T) {
-	in := func(k string) *jobs.Input { return &jobs.Input{Files: k} }
-	s := &jobs.Spec{Adapter: in("a"), Base: in("b"), Tuned: in("t"), Ref: in("r"), Cand: in("c"), Site: in("s"), ClaimsFile: in("f")}
-	got := map[string]bool{}
-	for _, i := range s.Inputs() {
-		got[i.Files] = true
-	}
-	v := reflect.ValueOf(*s)
-	n := 0
-	for i := 0; i < v.NumField(); i++ {
-		if v.Field(i).Type() == reflect.TypeOf(&jobs.Input{}) {
-			n++
-		}
-	}
-	if len(got) != 7 || n != 7 {
-		t.Fatalf("Inputs lists %d of the spec's %d inputs", len(got), n)
-	}
-	if len((&jobs.Spec{}).Inputs()) != 0 {
-		t.Fatal("an empty spec has inputs")
-	}
 }

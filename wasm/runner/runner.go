@@ -5,8 +5,10 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"strings"
 	"sync"
@@ -14,10 +16,11 @@ import (
 
 	"github.com/kvit-s/clefcheck/wasm/audit"
 	"github.com/kvit-s/clefcheck/wasm/claims"
+	"github.com/kvit-s/clefcheck/wasm/extraction"
 	"github.com/kvit-s/clefcheck/wasm/jobs"
 	"github.com/kvit-s/clefcheck/wasm/progress"
+	"github.com/kvit-s/clefcheck/wasm/rebuild"
 	"github.com/kvit-s/clefcheck/wasm/report"
-	"github.com/kvit-s/clefcheck/wasm/source"
 )
 
 // Host is what a job needs from where it runs.
@@ -30,6 +33,9 @@ type Host struct {
 	AuditRemote func(fsys fs.FS, in *jobs.Input, opt audit.Options, onStart func(n int, kernel string)) func(context.Context, []audit.Job, func(int64)) ([]audit.Figures, error)
 	// Yield, when set, is called between units of work.
 	Yield func() error
+	// Create, when set, opens a job's output file (a slash-separated path
+	// such as answers/arc.jsonl) for writing; jobs with Save need it.
+	Create func(name string) (io.WriteCloser, error)
 }
 
 // Run runs spec, calling emit (from any goroutine, never concurrently)
@@ -50,6 +56,8 @@ func Run(ctx context.Context, spec *jobs.Spec, h Host, emit func(jobs.Event)) (*
 		return runRebuild(ctx, spec, h, em)
 	case jobs.KindHidden:
 		return runHidden(ctx, spec, h, em)
+	case jobs.KindAnswers:
+		return runAnswers(spec, h)
 	case jobs.KindRecords:
 		return runRecords(spec, h)
 	case jobs.KindDecisions:
@@ -99,28 +107,63 @@ func open(h Host, in *jobs.Input, what string) (fs.FS, error) {
 	return f, nil
 }
 
-// ClaimsOf is the claims profile a spec names: a built-in profile, a
-// profile given as JSON, or none.
-func ClaimsOf(spec *jobs.Spec) (*claims.Profile, error) {
+// ClaimsOf is the claims profile a spec names: a profile given as JSON, a
+// built-in profile, a profile file, or none.
+func ClaimsOf(spec *jobs.Spec, h Host) (*claims.Profile, error) {
+	var p *claims.Profile
+	var err error
 	switch {
 	case len(spec.ClaimsJSON) > 0:
-		return claims.Parse(spec.ClaimsJSON)
+		p, err = claims.Parse(spec.ClaimsJSON)
 	case spec.Claims != "":
-		return claims.Builtin(spec.Claims)
+		p, err = claims.Builtin(spec.Claims)
+	case spec.ClaimsFile != nil:
+		var fsys fs.FS
+		var name string
+		if fsys, name, err = onlyFile(h, spec.ClaimsFile, "claims file"); err == nil {
+			p, err = claims.Load(fsys, name)
+		}
 	}
-	return nil, nil
+	if err != nil {
+		return nil, fmt.Errorf("claims: %w", err)
+	}
+	return p, nil
 }
 
-func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.Output, error) {
-	prof, err := ClaimsOf(spec)
+// onlyFile opens an input that holds one file (a claims profile, an
+// extraction report) and names it.
+func onlyFile(h Host, in *jobs.Input, what string) (fs.FS, string, error) {
+	fsys, err := open(h, in, what)
 	if err != nil {
-		return nil, fmt.Errorf("claims: %v", err)
+		return nil, "", err
+	}
+	ents, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", what, err)
+	}
+	if len(ents) != 1 || ents[0].IsDir() {
+		return nil, "", fmt.Errorf("%s: choose one file", what)
+	}
+	return fsys, ents[0].Name(), nil
+}
+
+// workers is the spec's parallelism: natively all cores unless it says
+// otherwise (0); the browser's engine worker runs one.
+func workers(spec *jobs.Spec) int { return max(0, spec.Workers) }
+
+func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.Output, error) {
+	prof, err := ClaimsOf(spec, h)
+	if err != nil {
+		return nil, err
 	}
 	fsys, err := open(h, spec.Adapter, "adapter")
 	if err != nil {
 		return nil, err
 	}
-	opt := audit.Options{Claims: prof, Workers: 1, Progress: em.status,
+	if (spec.Base == nil) != (spec.Tuned == nil) {
+		return nil, errors.New("the rebuild check needs both the base and the tuned checkpoint")
+	}
+	opt := audit.Options{Claims: prof, Workers: workers(spec), Progress: em.status,
 		OnInventory: func(r *audit.Result) {
 			if spec.Label != "" {
 				r.Summary.Adapter = spec.Label
@@ -138,6 +181,16 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 	}
 	if opt.Mode, err = report.ParseMode(string(spec.Mode)); err != nil {
 		return nil, err
+	}
+	if spec.ReportFile != nil {
+		rf, name, err := onlyFile(h, spec.ReportFile, "extraction report")
+		if err != nil {
+			return nil, err
+		}
+		if opt.Report, err = extraction.Load(rf, name); err != nil {
+			return nil, fmt.Errorf("extraction report: %w", err)
+		}
+		opt.ReportName = name
 	}
 	started, kernel, engine := 0, "", ""
 	if h.AuditRemote != nil {
@@ -170,40 +223,60 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 	if spec.Label != "" {
 		res.Summary.Adapter = spec.Label
 	}
+	if spec.Base != nil {
+		base, err := open(h, spec.Base, "base checkpoint")
+		if err != nil {
+			return nil, err
+		}
+		tuned, err := open(h, spec.Tuned, "tuned checkpoint")
+		if err != nil {
+			return nil, err
+		}
+		res.Rebuild, err = rebuild.Run(ctx, rebuild.Options{Adapter: fsys, Base: base, Tuned: tuned,
+			Claims: prof, Report: opt.Report, Workers: workers(spec), Progress: em.status})
+		if err != nil {
+			return nil, err
+		}
+		res.Add(res.Rebuild.Findings...)
+	}
 	return &jobs.Output{Audit: res, Markdown: AuditMarkdown(res)}, nil
 }
 
 var clip = report.Clip
 
-// maxClaimsFile bounds a claims profile file (the built-in ones are 2 KB).
-const maxClaimsFile = 1 << 20
-
-// runClaims lists the built-in profiles and, given a file, checks it as a
-// profile (strictly, as the audit will read it).
+// runClaims lists the built-in profiles; given a built-in name it returns
+// that profile's JSON, given a file it checks it as a profile (strictly,
+// as the audit will read it).
 func runClaims(spec *jobs.Spec, h Host) (*jobs.Output, error) {
 	out := &jobs.Output{ClaimNames: claims.Names()}
-	if spec.ClaimsFile == nil {
-		return out, nil
+	for _, n := range out.ClaimNames {
+		p, err := claims.Builtin(n)
+		if err != nil {
+			return nil, err
+		}
+		d := p.Derived()
+		out.Profiles = append(out.Profiles, report.ProfileInfo{Name: n, Adapter: p.Adapter, Rank: p.Rank, Pairs: d.Pairs, Parameters: d.Parameters})
 	}
-	fsys, err := open(h, spec.ClaimsFile, "claims file")
-	if err != nil {
-		return nil, err
+	switch {
+	case spec.Claims != "":
+		data, err := claims.JSON(spec.Claims)
+		if err != nil {
+			return nil, fmt.Errorf("no built-in claims profile %q (%s)", clip(spec.Claims, 60), strings.Join(out.ClaimNames, ", "))
+		}
+		out.ClaimsName, out.ClaimsJSON = spec.Claims, data
+	case spec.ClaimsFile != nil:
+		fsys, name, err := onlyFile(h, spec.ClaimsFile, "claims file")
+		if err != nil {
+			return nil, err
+		}
+		p, err := claims.Load(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		if out.ClaimsJSON, err = json.Marshal(p); err != nil {
+			return nil, err
+		}
+		out.ClaimsName = p.Name
 	}
-	ents, err := fs.ReadDir(fsys, ".")
-	if err != nil {
-		return nil, err
-	}
-	if len(ents) != 1 || ents[0].IsDir() {
-		return nil, errors.New("choose one claims JSON file")
-	}
-	data, err := source.ReadSmall(fsys, ents[0].Name(), maxClaimsFile)
-	if err != nil {
-		return nil, err
-	}
-	p, err := claims.Parse(data)
-	if err != nil {
-		return nil, err
-	}
-	out.ClaimsName, out.ClaimsJSON = p.Name, data
 	return out, nil
 }

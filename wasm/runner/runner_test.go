@@ -23,7 +23,6 @@ import (
 	"github.com/kvit-s/clefcheck/wasm/demo"
 	"github.com/kvit-s/clefcheck/wasm/model"
 	"github.com/kvit-s/clefcheck/wasm/rebuild"
-	"github.com/kvit-s/clefcheck/wasm/refs"
 	"github.com/kvit-s/clefcheck/wasm/safetensors"
 	"github.com/kvit-s/clefcheck/wasm/service"
 	"github.com/kvit-s/clefcheck/wasm/source"
@@ -257,8 +256,8 @@ func TestDecisionJobs(t *testing.T) {
 	}
 
 	// A dozen records of each set are enough to compare the two ways.
-	recs = append(append([]refs.Record{}, recs[:6]...), recs[len(recs)-6:]...)
-	var byServer, inBrowser *jobs.Decisions
+	recs = append(append([]report.Record{}, recs[:6]...), recs[len(recs)-6:]...)
+	var byServer, inBrowser *report.Decisions
 	for _, browser := range []bool{false, true} {
 		out, evs, err := run(t, jobs.Spec{Kind: jobs.KindDecisions, Records: recs, RefAnswers: ref, Server: server, Concurrency: 3, Browser: browser, Site: &jobs.Input{URL: site}})
 		if err != nil {
@@ -273,8 +272,9 @@ func TestDecisionJobs(t *testing.T) {
 		}
 		// The demo service and the model here are the world's own model:
 		// every answer agrees with the reference.
-		if d.Agree != len(recs) || d.Failed != 0 || len(d.Rows) != len(recs) || rows != len(recs) || d.Summary == nil || d.Latency.N != len(recs) {
-			t.Fatalf("browser=%v: %d of %d agree, %d failed, %d rows, %d row events, summary %+v", browser, d.Agree, len(recs), d.Failed, len(d.Rows), rows, d.Summary)
+		s := d.Summary
+		if s.Agree == nil || *s.Agree != len(recs) || s.Failed != 0 || s.Answered != len(recs) || len(d.Records) != len(recs) || rows != len(recs) || s.Answers == nil || s.Latency.N != len(recs) || d.Verdict != report.VerdictPass {
+			t.Fatalf("browser=%v: %s, %v of %d agree, %d failed, %d rows, %d row events, summary %+v", browser, d.Verdict, s.Agree, len(recs), s.Failed, len(d.Records), rows, s)
 		}
 		if browser {
 			inBrowser = d
@@ -282,9 +282,9 @@ func TestDecisionJobs(t *testing.T) {
 			byServer = d
 		}
 	}
-	for i := range byServer.Rows {
-		if byServer.Rows[i].Choice != inBrowser.Rows[i].Choice {
-			t.Fatalf("record %s: server %s, browser model %s", byServer.Rows[i].ID, byServer.Rows[i].Choice, inBrowser.Rows[i].Choice)
+	for i := range byServer.Records {
+		if byServer.Records[i].Choice != inBrowser.Records[i].Choice {
+			t.Fatalf("record %s: server %s, browser model %s", byServer.Records[i].ID, byServer.Records[i].Choice, inBrowser.Records[i].Choice)
 		}
 	}
 
@@ -295,7 +295,7 @@ func TestDecisionJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Decisions.Failed != 3 || out.Decisions.Rows[0].Err == "" {
+	if d := out.Decisions; d.Summary.Failed != 3 || d.Records[0].Error == "" || d.Records[0].Status != report.Failed || d.Verdict != report.VerdictFail {
 		t.Fatalf("dead server: %+v", out.Decisions)
 	}
 

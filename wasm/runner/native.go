@@ -1,0 +1,190 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kvit-s/clefcheck/wasm/jobs"
+	"github.com/kvit-s/clefcheck/wasm/source"
+)
+
+// Native is the Host of a native program (the CLI, a Go test): inputs are
+// local folders and files, attached under keys as the page attaches its
+// File objects, or URLs read by range; a job's output files go under
+// OutDir, never outside it.
+type Native struct {
+	// OutDir is where Create writes ("": nothing may be written).
+	OutDir string
+	inputs map[string]fs.FS
+}
+
+// Folder attaches a local folder as an input.
+func (n *Native) Folder(dir string) (*jobs.Input, error) {
+	st, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return nil, err
+	case !st.IsDir():
+		return nil, fmt.Errorf("%s is not a folder", dir)
+	}
+	return n.attach(source.Dir(dir)), nil
+}
+
+// Files attaches local files as an input: one folder holding them under
+// their base names.
+func (n *Native) Files(paths ...string) (*jobs.Input, error) {
+	set := fileSet{}
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		switch {
+		case err != nil:
+			return nil, err
+		case !st.Mode().IsRegular():
+			return nil, fmt.Errorf("%s is not a regular file", p)
+		}
+		b := filepath.Base(p)
+		if prev, dup := set[b]; dup {
+			return nil, fmt.Errorf("%s and %s have the same name", prev, p)
+		}
+		set[b] = p
+	}
+	if len(set) == 0 {
+		return nil, errors.New("no files given")
+	}
+	return n.attach(set), nil
+}
+
+// Source is an input from the command line: an http(s) URL (a folder read
+// by range) or a local folder.
+func (n *Native) Source(s string) (*jobs.Input, error) {
+	if strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") {
+		if _, err := source.NewHTTP(s); err != nil {
+			return nil, err
+		}
+		return &jobs.Input{URL: s}, nil
+	}
+	return n.Folder(s)
+}
+
+func (n *Native) attach(fsys fs.FS) *jobs.Input {
+	if n.inputs == nil {
+		n.inputs = map[string]fs.FS{}
+	}
+	key := "input-" + strconv.Itoa(len(n.inputs)+1)
+	n.inputs[key] = fsys
+	return &jobs.Input{Files: key}
+}
+
+// Host is the Host for runner.Run.
+func (n *Native) Host() Host {
+	h := Host{Open: n.open}
+	if n.OutDir != "" {
+		h.Create = n.create
+	}
+	return h
+}
+
+func (n *Native) open(in *jobs.Input) (fs.FS, error) {
+	switch {
+	case in.URL != "":
+		h, err := source.NewHTTP(in.URL)
+		if err != nil {
+			return nil, err
+		}
+		h.Token = in.Token
+		return h, nil
+	case in.Files != "":
+		if fsys := n.inputs[in.Files]; fsys != nil {
+			return fsys, nil
+		}
+		return nil, fmt.Errorf("no files attached as %q", in.Files)
+	}
+	return nil, errors.New("the input names neither a URL nor files")
+}
+
+// create opens OutDir/name for writing; name must be a clean relative
+// path that stays inside OutDir.
+func (n *Native) create(name string) (io.WriteCloser, error) {
+	if !fs.ValidPath(name) || name == "." || strings.Contains(name, "\\") {
+		return nil, fmt.Errorf("refusing to write %q: not a plain relative path", name)
+	}
+	p := filepath.Join(n.OutDir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return nil, err
+	}
+	return os.Create(p)
+}
+
+// fileSet is a flat folder of local files under their base names.
+type fileSet map[string]string
+
+func (s fileSet) Open(name string) (fs.File, error) {
+	if name == "." {
+		return &setDir{s: s}, nil
+	}
+	p, ok := s[name]
+	if !ok || !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return os.Open(p)
+}
+
+// setDir is the root of a fileSet.
+type setDir struct {
+	s    fileSet
+	read bool
+}
+
+func (d *setDir) Stat() (fs.FileInfo, error) { return dirInfo{}, nil }
+func (d *setDir) Read([]byte) (int, error)   { return 0, errors.New("is a directory") }
+func (d *setDir) Close() error               { return nil }
+
+func (d *setDir) ReadDir(count int) ([]fs.DirEntry, error) {
+	if d.read {
+		if count > 0 {
+			return nil, io.EOF
+		}
+		return nil, nil
+	}
+	d.read = true
+	names := make([]string, 0, len(d.s))
+	for n := range d.s {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]fs.DirEntry, 0, len(names))
+	for _, n := range names {
+		st, err := os.Stat(d.s[n])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fs.FileInfoToDirEntry(renamed{st, n}))
+	}
+	return out, nil
+}
+
+type dirInfo struct{}
+
+func (dirInfo) Name() string       { return "." }
+func (dirInfo) Size() int64        { return 0 }
+func (dirInfo) Mode() fs.FileMode  { return fs.ModeDir | 0o555 }
+func (dirInfo) ModTime() time.Time { return time.Time{} }
+func (dirInfo) IsDir() bool        { return true }
+func (dirInfo) Sys() any           { return nil }
+
+// renamed is a file's info under the name it has in the set.
+type renamed struct {
+	fs.FileInfo
+	name string
+}
+
+func (r renamed) Name() string { return path.Base(r.name) }
