@@ -7,8 +7,8 @@ import (
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
-	"github.com/kvit-s/clefcheck/wasm/compare"
 	"github.com/kvit-s/clefcheck/wasm/jobs"
+	"github.com/kvit-s/clefcheck/wasm/report"
 )
 
 // HiddenPage compares a server's hidden states with the reference ones:
@@ -22,7 +22,7 @@ type HiddenPage struct {
 	Status string // idle | running | done | error
 	Err    string
 	Note   string
-	Res    *compare.HiddenResult
+	Res    *report.Hidden
 	MD     string // the result as Markdown (from the engine)
 	PageNo int
 }
@@ -85,7 +85,7 @@ func (p *HiddenPage) renderResult() app.UI {
 
 // driftPlot draws, per captured layer, the worst relative L2 error (bars)
 // against its tolerance (a line), and marks the layers beyond tolerance.
-func driftPlot(ls []compare.LayerStats, tol compare.HiddenTol) app.UI {
+func driftPlot(ls []report.LayerStats, tol report.HiddenTol) app.UI {
 	if len(ls) == 0 {
 		return app.Text("")
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
 	"github.com/kvit-s/clefcheck/wasm/jobs"
-	"github.com/kvit-s/clefcheck/wasm/rebuild"
 	"github.com/kvit-s/clefcheck/wasm/report"
 )
 
@@ -29,8 +28,8 @@ type ReconstructPage struct {
 	Row0     int
 	Col0     int
 	Size     int
-	Block    *rebuild.Block
-	Rebuild  *rebuild.Result
+	Block    *report.Block
+	Rebuild  *report.Rebuild
 	// The block and the rebuild as Markdown (from the engine).
 	BlockMD, RebuildMD string
 	RebuildPage        int // the page of the rebuild's modules shown
@@ -90,8 +89,8 @@ func (p *ReconstructPage) Render() app.UI {
 type reconstructReport struct {
 	Adapter     string          `json:"adapter"`
 	Checkpoints string          `json:"checkpoints,omitempty"`
-	Block       *rebuild.Block  `json:"block,omitempty"`
-	Rebuild     *rebuild.Result `json:"rebuild,omitempty"`
+	Block       *report.Block   `json:"block,omitempty"`
+	Rebuild     *report.Rebuild `json:"rebuild,omitempty"`
 }
 
 // markdown is the page's Markdown report: the block and the rebuild check.
@@ -134,7 +133,7 @@ func (p *ReconstructPage) renderBlock() app.UI {
 
 // heatmap draws a block as SVG cells, blue for negative, red for positive,
 // scaled to the largest magnitude.
-func heatmap(b *rebuild.Block) app.UI {
+func heatmap(b *report.Block) app.UI {
 	const cell = 10.0
 	top := math.Max(math.Abs(b.Min), math.Abs(b.Max))
 	if top == 0 {
