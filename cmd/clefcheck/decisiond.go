@@ -7,15 +7,10 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/kvit-s/clefcheck/wasm/decision"
-	"github.com/kvit-s/clefcheck/wasm/demo"
-	"github.com/kvit-s/clefcheck/wasm/model"
 	"github.com/kvit-s/clefcheck/wasm/service"
-	"github.com/kvit-s/clefcheck/wasm/source"
 )
 
 // DecisiondCommand serves the demo world's decision service.
@@ -75,29 +70,21 @@ func (c *DecisiondCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "decision service (%s) on http://%s%s\n", desc, ln.Addr(), decision.Path)
+	fmt.Fprintf(c.stdout, "decision service (%s) on http://%s%s\n", desc, ln.Addr(), service.Path)
 	return serveUntil(ctx, ln, srv.Handler())
 }
 
 // newDecisionServer loads the demo world's model as a server runs it.
 func newDecisionServer(worldDir, quant, drop string, merge bool) (*service.Server, string, error) {
-	opt := model.Options{Adapter: source.Dir(filepath.Join(worldDir, "adapter")), Quant: quant, Merge: merge}
-	desc := "base + LoRA at run time"
-	if merge {
-		desc = "base + merged LoRA"
-	}
+	o := service.DemoOptions{Quant: quant, Merge: merge}
 	if drop != "" {
-		opt.DropModules = strings.Split(drop, ",")
-		desc += ", LoRA dropped on " + drop
+		o.Drop = strings.Split(drop, ",")
 	}
-	if quant != "" {
-		desc += ", " + quant + " weights, bf16 activations"
-	}
-	m, err := demo.LoadServer(worldDir, opt)
+	srv, err := service.NewDemo(worldDir, o)
 	if err != nil {
-		return nil, "", fmt.Errorf("loading the world in %s: %v", worldDir, err)
+		return nil, "", err
 	}
-	return &service.Server{Model: m, Describe: desc}, desc, nil
+	return srv, srv.Describe, nil
 }
 
 // serveUntil serves h on ln until ctx ends, then shuts down gracefully.

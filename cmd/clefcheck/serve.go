@@ -18,8 +18,7 @@ import (
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
-	"github.com/kvit-s/clefcheck/wasm/decision"
-	"github.com/kvit-s/clefcheck/wasm/demo"
+	"github.com/kvit-s/clefcheck/wasm/service"
 	"github.com/kvit-s/clefcheck/web"
 )
 
@@ -62,7 +61,7 @@ func (c *ServeCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "clefcheck is at http://%s/ (demo world in %s, decision service at %s)\n", ln.Addr(), *worldDir, decision.Path)
+	fmt.Fprintf(c.stdout, "clefcheck is at http://%s/ (demo world in %s, decision service at %s)\n", ln.Addr(), *worldDir, service.Path)
 	return serveUntil(ctx, ln, h)
 }
 
@@ -80,7 +79,7 @@ func newSiteHandler(webDir, worldDir string) (http.Handler, error) {
 		return nil, fmt.Errorf("no app.wasm in %s (run make wasm): %v", webDir, err)
 	}
 	if _, err := os.Stat(filepath.Join(worldDir, "reference", "answers")); err != nil {
-		if err := demo.Build(worldDir, 1); err != nil {
+		if err := service.BuildDemo(worldDir, 1); err != nil {
 			return nil, err
 		}
 	}
@@ -95,7 +94,7 @@ func newSiteHandler(webDir, worldDir string) (http.Handler, error) {
 	dh := srv.Handler()
 	files := http.StripPrefix("/demo/", http.FileServer(http.Dir(worldDir)))
 	mux := http.NewServeMux()
-	mux.Handle(decision.Path, dh)
+	mux.Handle(service.Path, dh)
 	mux.Handle("/health", dh)
 	mux.Handle("/demo/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/") {

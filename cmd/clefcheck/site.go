@@ -17,7 +17,7 @@ import (
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
-	"github.com/kvit-s/clefcheck/wasm/demo"
+	"github.com/kvit-s/clefcheck/wasm/service"
 	"github.com/kvit-s/clefcheck/web"
 )
 
@@ -87,7 +87,7 @@ func writeSite(out, prefix, webDir, worldDir string) error {
 		return fmt.Errorf("no app.wasm in %s (run make wasm): %v", webDir, err)
 	}
 	if _, err := os.Stat(filepath.Join(worldDir, "reference", "answers")); err != nil {
-		if err := demo.Build(worldDir, 1); err != nil {
+		if err := service.BuildDemo(worldDir, 1); err != nil {
 			return err
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/kvit-s/clefcheck/wasm/demo"
+	"github.com/kvit-s/clefcheck/wasm/service"
 	"github.com/kvit-s/clefcheck/wasm/world"
 )
 
@@ -55,7 +55,7 @@ func (c *WorldCommand) Run(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.stdout, "wrote the full-size twin (%d bytes of factors) to %s/adapter\n", n, pos[0])
 		return nil
 	}
-	if err := demo.Build(pos[0], *seed); err != nil {
+	if err := service.BuildDemo(pos[0], *seed); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.stdout, "wrote the demo world to %s (base/, tuned/, adapter/, records/, reference/)\n", pos[0])
