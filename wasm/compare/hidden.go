@@ -198,7 +198,13 @@ func (hc *HiddenComparer) Result() *HiddenResult {
 		res.Summary.ByLayer = append(res.Summary.ByLayer, *b)
 	}
 	sort.Slice(res.Summary.ByLayer, func(i, j int) bool { return res.Summary.ByLayer[i].Layer < res.Summary.ByLayer[j].Layer })
-	sort.SliceStable(res.Records, func(i, j int) bool { return worstCos(res.Records[i]) < worstCos(res.Records[j]) })
+	sort.SliceStable(res.Records, func(i, j int) bool {
+		a, b := worstCos(res.Records[i]), worstCos(res.Records[j])
+		if a != b {
+			return a < b
+		}
+		return res.Records[i].ID < res.Records[j].ID // records may come in any order
+	})
 	res.Outcome = hc.c.Outcome()
 	return res
 }
