@@ -1,7 +1,3 @@
-// Package web is clefcheck's browser frontend (go-app, compiled to
-// app.wasm): components render state, and handlers run the engine (package
-// wasm/...) and publish results. Nothing is uploaded: local files are read
-// in place, remote ones with HTTP Range requests.
 package web
 
 import (

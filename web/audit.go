@@ -34,7 +34,7 @@ type AuditPage struct {
 	CustomJSON []byte
 	Partial    bool // Res is the inventory of a running audit
 	PageNo     int
-	Engine     string // where the pairs were checked: "N workers" or "this page"
+	Engine     string // where the pairs are checked: "N Web Workers", or the engine worker itself
 	cancel     context.CancelFunc
 }
 

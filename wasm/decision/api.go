@@ -1,6 +1,3 @@
-// Package decision is the decision API of FORMATS §5 — POST /v1/systemone —
-// from both sides: the demo world's server (Server) and a client that
-// survives bad servers (Client).
 package decision
 
 import (

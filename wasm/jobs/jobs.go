@@ -1,15 +1,3 @@
-// Package jobs is the engine's one door for the browser, its types only:
-// every piece of work a page asks for — an audit, a block of s·B·A, a
-// rebuild check, a hidden-state comparison, a batch of decisions, one
-// decision — is a Spec in JSON, reporting Events as it goes and ending
-// with an Output in JSON. Package runner runs them.
-//
-// In the browser the pages (app.wasm) hold no engine code: they import
-// this package and the result types, and post a Spec to the engine worker
-// (engine.wasm, wasm/browser/worker), which runs it and posts the events
-// and the output back. The page stays small and never computes; the worker
-// runs the same Go as the CLI. Natively (the component tests, a Go host)
-// runner.Run is called directly.
 package jobs
 
 import (

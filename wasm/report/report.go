@@ -1,5 +1,3 @@
-// Package report holds the findings every check yields and the verdict they
-// add up to (FORMATS §6). Codes are stable: tools and CI match on them.
 package report
 
 import (

@@ -1,6 +1,3 @@
-// Package runner runs the jobs of package jobs with the engine: in the
-// browser's engine worker (wasm/browser/worker), and natively for the
-// component tests and any Go host.
 package runner
 
 import (

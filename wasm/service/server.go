@@ -1,7 +1,3 @@
-// Package service serves the decision API (FORMATS §5) with the demo
-// world's model: POST /v1/systemone and GET /health, with bounded request
-// size and concurrency, bearer tokens and CORS. It is server code, kept out
-// of app.wasm.
 package service
 
 import (
