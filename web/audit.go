@@ -128,7 +128,7 @@ func (p *AuditPage) onClaimsFile(ctx app.Context, e app.Event) {
 		out, err := runJob(context.Background(), &jobs.Spec{Kind: jobs.KindClaims, ClaimsFile: &jobs.Input{Files: "__clefcheckClaims"}}, nil)
 		ctx.Dispatch(func(ctx app.Context) {
 			if err != nil {
-				p.fail(fmt.Errorf("claims file: %v", err))
+				p.fail(fmt.Errorf("claims file: %w", err))
 				return
 			}
 			p.CustomName, p.CustomJSON, p.Claims = out.ClaimsName, out.ClaimsJSON, customClaims
@@ -327,7 +327,7 @@ func (p *AuditPage) run(ctx app.Context, in *jobs.Input, what string) {
 		ctx.Dispatch(func(ctx app.Context) {
 			p.cancel = nil
 			if err != nil {
-				p.fail(fmt.Errorf("audit stopped: %v", err))
+				p.fail(fmt.Errorf("audit stopped: %w", err))
 				return
 			}
 			p.Res, p.MD, p.Status, p.Partial = out.Audit, out.Markdown, "done", false

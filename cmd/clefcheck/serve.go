@@ -76,7 +76,7 @@ type staticDir struct {
 func newSiteHandler(webDir, worldDir string) (http.Handler, error) {
 	wasm, err := os.ReadFile(filepath.Join(webDir, "app.wasm"))
 	if err != nil {
-		return nil, fmt.Errorf("no app.wasm in %s (run make wasm): %v", webDir, err)
+		return nil, fmt.Errorf("no app.wasm in %s (run make wasm): %w", webDir, err)
 	}
 	if _, err := os.Stat(filepath.Join(worldDir, "reference", "answers")); err != nil {
 		if err := service.BuildDemo(worldDir, 1); err != nil {

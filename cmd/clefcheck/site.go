@@ -84,7 +84,7 @@ func (identity) Resolve(location string) string { return location }
 func writeSite(out, prefix, webDir, worldDir string) error {
 	wasm, err := os.ReadFile(filepath.Join(webDir, "app.wasm"))
 	if err != nil {
-		return fmt.Errorf("no app.wasm in %s (run make wasm): %v", webDir, err)
+		return fmt.Errorf("no app.wasm in %s (run make wasm): %w", webDir, err)
 	}
 	if _, err := os.Stat(filepath.Join(worldDir, "reference", "answers")); err != nil {
 		if err := service.BuildDemo(worldDir, 1); err != nil {

@@ -188,7 +188,7 @@ func Parse(data []byte) (*Profile, error) {
 	dec.DisallowUnknownFields()
 	var p Profile
 	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("claims: %v", err)
+		return nil, fmt.Errorf("claims: %w", err)
 	}
 	if p.Rank <= 0 || len(p.Modules) == 0 || p.LastLayer < p.FirstLayer {
 		return nil, fmt.Errorf("claims %q: needs a positive rank, a module table and a layer range", p.Name)

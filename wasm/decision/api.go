@@ -125,7 +125,7 @@ func (h *Hidden) Floats() ([]float32, error) {
 	}
 	b, err := base64.StdEncoding.DecodeString(h.Data)
 	if err != nil {
-		return nil, fmt.Errorf("hidden data: %v", err)
+		return nil, fmt.Errorf("hidden data: %w", err)
 	}
 	if len(b) != 4*n {
 		return nil, fmt.Errorf("hidden data is %d bytes, shape %v needs %d", len(b), h.Shape, 4*n)

@@ -183,7 +183,7 @@ func (c *Client) once(ctx context.Context, hc fetch.Doer, endpoint string, body 
 // parseResponse decodes and validates a decision strictly.
 func parseResponse(data []byte, req *Request) (*Response, error) {
 	if err := checkDuplicateKeys(data); err != nil {
-		return nil, fmt.Errorf("malformed JSON: %v", err)
+		return nil, fmt.Errorf("malformed JSON: %w", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var r Response

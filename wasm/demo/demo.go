@@ -94,7 +94,7 @@ func References(dir string) error {
 	for i, r := range recs {
 		a, h, err := Decide(m, r.ID, r.Prompt, r.Options)
 		if err != nil {
-			return fmt.Errorf("%s: %v", r.ID, err)
+			return fmt.Errorf("%s: %w", r.ID, err)
 		}
 		switch {
 		case i%12 == 11:

@@ -45,14 +45,14 @@ func LoadHead(fsys fs.FS) (*Head, error) {
 	}
 	temp, _, err := get("temp")
 	if err != nil || len(temp) != 1 || len(shape) != 2 || shape[0] != shape[1] {
-		return nil, fmt.Errorf("head: malformed (temp %v, proj %v): %v", temp, shape, err)
+		return nil, fmt.Errorf("head: malformed (temp %v, proj %v): %w", temp, shape, err)
 	}
 	h.Temp, h.H = temp[0], int(shape[0])
 	h.Center = make([]float32, h.H)
 	if _, _, ok := ck.Tensor("center"); ok {
 		c, cs, err := get("center")
 		if err != nil || len(cs) != 1 || int(cs[0]) != h.H {
-			return nil, fmt.Errorf("head: malformed center %v: %v", cs, err)
+			return nil, fmt.Errorf("head: malformed center %v: %w", cs, err)
 		}
 		h.Center = c
 	}

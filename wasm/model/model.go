@@ -189,7 +189,7 @@ func Load(ckpt fs.FS, head *Head, opt Options) (*Model, error) {
 func (m *Model) applyAdapter(opt Options) error {
 	data, err := fs.ReadFile(opt.Adapter, "adapter_config.json")
 	if err != nil {
-		return fmt.Errorf("model: adapter: %v", err)
+		return fmt.Errorf("model: adapter: %w", err)
 	}
 	cfg, err := peft.ParseConfig(data)
 	if err != nil {

@@ -48,17 +48,17 @@ func ReadJSONL[T any](r io.Reader, name string, fn func(line int, v *T) error) e
 		var v T
 		dec := json.NewDecoder(bytes.NewReader(line))
 		if err := dec.Decode(&v); err != nil {
-			return fmt.Errorf("%s:%d: %v", name, n, err)
+			return fmt.Errorf("%s:%d: %w", name, n, err)
 		}
 		if dec.More() {
 			return fmt.Errorf("%s:%d: trailing data", name, n)
 		}
 		if err := fn(n, &v); err != nil {
-			return fmt.Errorf("%s:%d: %v", name, n, err)
+			return fmt.Errorf("%s:%d: %w", name, n, err)
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s: %v", name, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
 }

@@ -63,7 +63,7 @@ func runOpen(spec *jobs.Spec, h Host) (*jobs.Output, error) {
 				if ck, err = safetensors.OpenCheckpoint(fsys, ".", "model"); err == nil {
 					ck.Close()
 				} else {
-					err = fmt.Errorf("%s: %v", in.name, err)
+					err = fmt.Errorf("%s: %w", in.name, err)
 				}
 			}
 			if err != nil {
@@ -330,11 +330,11 @@ func demoModel(h Host, site *jobs.Input) (*decider, error) {
 	}
 	head, err := model.LoadHead(root)
 	if err != nil {
-		return nil, fmt.Errorf("loading the demo model: %v", err)
+		return nil, fmt.Errorf("loading the demo model: %w", err)
 	}
 	m, err := model.Load(base, head, model.Options{Adapter: ad})
 	if err != nil {
-		return nil, fmt.Errorf("loading the demo model: %v", err)
+		return nil, fmt.Errorf("loading the demo model: %w", err)
 	}
 	d := &decider{m}
 	if key != "" {

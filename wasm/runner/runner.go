@@ -99,7 +99,7 @@ func open(h Host, in *jobs.Input, what string) (fs.FS, error) {
 	}
 	f, err := h.Open(in)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", what, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return f, nil
 }

@@ -43,7 +43,7 @@ func NewDemo(dir string, o DemoOptions) (*Server, error) {
 	}
 	m, err := demo.LoadServer(dir, opt)
 	if err != nil {
-		return nil, fmt.Errorf("loading the world in %s: %v", dir, err)
+		return nil, fmt.Errorf("loading the world in %s: %w", dir, err)
 	}
 	return &Server{Model: m, Describe: desc}, nil
 }
