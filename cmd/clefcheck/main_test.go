@@ -79,10 +79,25 @@ func TestCLI(t *testing.T) {
 		{"audit", "--bogus", ad},
 		{"audit", "--claims", "nosuch", ad},
 		{"audit", "--base", "x", ad},
+		{"audit", "--quick", "--randomized", ad},
+		{"audit", "--mode", "exact", "--quick", ad},
+		{"audit", "--mode", "deep", ad},
 		{"frobnicate"},
 	} {
 		if code, _, errs := cli(t, args...); code != 2 || errs == "" {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errs)
+		}
+	}
+	// One spelling of the mode, in the flag and in the summary.
+	for _, args := range [][]string{{"--quick"}, {"--mode", "quick"}, {"--mode", "randomized", "--randomized"}, {}} {
+		want := "exact"
+		if len(args) > 0 {
+			want = strings.TrimPrefix(args[len(args)-1], "--")
+		}
+		code, out, _ := cli(t, append(append([]string{"audit", "--json"}, args...), filepath.Join(dir, "adapter"))...)
+		var r struct{ Summary struct{ Mode string } }
+		if err := json.Unmarshal([]byte(out), &r); err != nil || r.Summary.Mode != want {
+			t.Errorf("audit %v: exit %d, mode %q, want %q (%v)", args, code, r.Summary.Mode, want, err)
 		}
 	}
 	if code, out, _ := cli(t, "claims"); code != 0 || !strings.Contains(out, "clef-lora-r256") || !strings.Contains(out, "700366848") {
