@@ -99,14 +99,7 @@ func prepare(fsys fs.FS, dir string, opt Options) (a *auditor, ok bool) {
 		opt.Mode = report.ModeExact
 	}
 	a = &auditor{opt: opt, keys: map[*Matrix][2]string{}, res: &Result{Summary: Summary{Adapter: dir, DTypes: map[string]int{}, Mode: opt.Mode}}}
-	switch opt.Mode {
-	case report.ModeQuick:
-		a.res.Summary.Kernel = "scan " + scanKernelName
-	case report.ModeRandomized:
-		a.res.Summary.Kernel = "probes " + spectral.ProbeKernel() + ", grams " + spectral.Kernel()
-	default:
-		a.res.Summary.Kernel = spectral.Kernel()
-	}
+	a.res.Summary.Kernel = kernelSummary(opt.Mode)
 	a.loadConfig(fsys, dir)
 	a.yield()
 	ck, err := safetensors.OpenCheckpoint(fsys, dir, "adapter_model")

@@ -118,8 +118,8 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 		}
 	}
 	if a.opt.Mode == report.ModeQuick {
-		nfA, ssA = scan(ta.DType, st.bufA, &st.row)
-		nfB, ssB = scan(tb.DType, st.bufB, &st.row)
+		nfA, ssA = dtype.Scan(ta.DType, st.bufA, &st.row)
+		nfB, ssB = dtype.Scan(tb.DType, st.bufB, &st.row)
 	} else {
 		if st.ga == nil || st.ga.N != r {
 			st.ga, st.gb = spectral.NewGram(r), spectral.NewGram(r)
@@ -127,8 +127,8 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 			st.ga.Reset()
 			st.gb.Reset()
 		}
-		nfA, ssA = gramOfA(ta.DType, st.bufA, r, m.In, st.ga, &st.row, a.opt.Yield)
-		nfB, ssB = gramOfB(tb.DType, st.bufB, m.Out, r, st.gb, a.opt.Yield)
+		nfA, ssA = st.ga.FeedColumns(ta.DType, st.bufA, r, m.In, &st.row, a.opt.Yield)
+		nfB, ssB = st.gb.FeedRows(tb.DType, st.bufB, m.Out, r, a.opt.Yield)
 	}
 	m.NormA, m.NormB, m.Nonfinite = math.Sqrt(ssA), math.Sqrt(ssB), nfA+nfB
 	if nfA > 0 {
@@ -217,168 +217,4 @@ func (a *auditor) aggregateRank() {
 	if n > 0 {
 		a.c.Addf(report.RankDeficient, report.Info, "adapter_model", n, nil, "%d matrices have a side not larger than r; their numerical rank equals that side, the most it can be", n)
 	}
-}
-
-// scan decodes a tensor, counting non-finite values and summing squares.
-func scan(dt string, b []byte, scratch *[]float32) (nonfinite int, sumsq float64) {
-	if dt == "BF16" {
-		return scanBF16(b)
-	}
-	sz := dtype.Size(dt)
-	const chunk = 4096
-	if cap(*scratch) < chunk {
-		*scratch = make([]float32, chunk)
-	}
-	for off := 0; off < len(b); off += chunk * sz {
-		end := min(len(b), off+chunk*sz)
-		n := (end - off) / sz
-		nf, _ := dtype.Decode32(dt, b[off:end], (*scratch)[:n])
-		nonfinite += nf
-		sumsq += sumSquares((*scratch)[:n])
-	}
-	return nonfinite, sumsq
-}
-
-func sumSquares(x []float32) float64 {
-	s := 0.0
-	for _, v := range x {
-		if !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) {
-			s += float64(v) * float64(v)
-		}
-	}
-	return s
-}
-
-// ScanKernel is a faster scanBF16 for the bulk of a tensor: n a multiple
-// of 8 elements. The browser's audit workers install a WebAssembly SIMD one
-// (wasm/browser), after checking it against ScanBF16.
-type ScanKernel func(b []byte) (nonfinite int, sumsq float64)
-
-var (
-	scanKernel     ScanKernel
-	scanKernelName = "go"
-)
-
-// SetScanKernel installs k for bf16 scans (nil: the portable loop).
-func SetScanKernel(name string, k ScanKernel) {
-	scanKernel, scanKernelName = k, name
-	if k == nil {
-		scanKernelName = "go"
-	}
-}
-
-// ScanBF16 counts the non-finite values of bf16 data and sums the squares
-// of the others (float32 sums of 256 values added in float64).
-func ScanBF16(b []byte) (nonfinite int, sumsq float64) { return scanBF16Portable(b) }
-
-// scanBF16 is scan's fast path: the installed kernel for whole vectors of
-// 8 values, the portable loop for the rest.
-func scanBF16(b []byte) (nonfinite int, sumsq float64) {
-	if scanKernel != nil && len(b) >= 16 {
-		bulk := len(b) / 16 * 16
-		nf, ss := scanKernel(b[:bulk])
-		nf2, ss2 := scanBF16Portable(b[bulk:])
-		return nf + nf2, ss + ss2
-	}
-	return scanBF16Portable(b)
-}
-
-// scanBF16Portable: exponent test for non-finite values, and squares summed
-// in float32 over 256 values, then in float64.
-func scanBF16Portable(b []byte) (nonfinite int, sumsq float64) {
-	n := len(b) / 2
-	for i0 := 0; i0 < n; i0 += 256 {
-		end := min(n, i0+256)
-		var s float32
-		for i := i0; i < end; i++ {
-			u := uint32(b[2*i]) | uint32(b[2*i+1])<<8
-			if u&0x7f80 == 0x7f80 {
-				nonfinite++
-				continue
-			}
-			f := math.Float32frombits(u << 16)
-			s += f * f
-		}
-		sumsq += float64(s)
-	}
-	return nonfinite, sumsq
-}
-
-// gramOfA feeds the columns of A (r × in, row-major bytes) into g as panel
-// rows: A·Aᵀ = Σ over columns of a_c·a_cᵀ.
-func gramOfA(dt string, b []byte, r, in int, g *spectral.Gram, scratch *[]float32, yield func() error) (nonfinite int, sumsq float64) {
-	sz := dtype.Size(dt)
-	stride := g.Stride()
-	if cap(*scratch) < spectral.PanelRows {
-		*scratch = make([]float32, spectral.PanelRows)
-	}
-	for c0 := 0; c0 < in; c0 += spectral.PanelRows {
-		if yield != nil {
-			yield()
-		}
-		k := min(spectral.PanelRows, in-c0)
-		p := g.NextPanel(k)
-		if dt == "BF16" {
-			// Row t of the panel is column c0+t of A: read A's rows in
-			// order, write the panel column by column.
-			for i := 0; i < r; i++ {
-				seg := b[(i*in+c0)*2 : (i*in+c0+k)*2]
-				for t := 0; t < k; t++ {
-					u := uint32(seg[2*t]) | uint32(seg[2*t+1])<<8
-					if u&0x7f80 == 0x7f80 {
-						nonfinite++
-					}
-					p[t*stride+i] = math.Float32frombits(u << 16)
-				}
-			}
-			continue
-		}
-		for i := 0; i < r; i++ {
-			seg := b[(i*in+c0)*sz : (i*in+c0+k)*sz]
-			row := (*scratch)[:k]
-			nf, _ := dtype.Decode32(dt, seg, row)
-			nonfinite += nf
-			for t, v := range row {
-				p[t*stride+i] = v
-			}
-		}
-	}
-	for i := 0; i < r; i++ {
-		sumsq += g.Diag(i) // the trace of the Gram is ‖X‖²_F
-	}
-	return nonfinite, sumsq
-}
-
-// gramOfB feeds the rows of B (out × r) into g: Bᵀ·B = Σ over rows of b_iᵀ·b_i.
-func gramOfB(dt string, b []byte, out, r int, g *spectral.Gram, yield func() error) (nonfinite int, sumsq float64) {
-	sz := dtype.Size(dt)
-	stride := g.Stride()
-	for i0 := 0; i0 < out; i0 += spectral.PanelRows {
-		if yield != nil {
-			yield()
-		}
-		k := min(spectral.PanelRows, out-i0)
-		p := g.NextPanel(k)
-		for t := 0; t < k; t++ {
-			seg := b[(i0+t)*r*sz : (i0+t+1)*r*sz]
-			row := p[t*stride : t*stride+r]
-			var nf int
-			if dt == "BF16" {
-				for j := range row {
-					u := uint32(seg[2*j]) | uint32(seg[2*j+1])<<8
-					if u&0x7f80 == 0x7f80 {
-						nf++
-					}
-					row[j] = math.Float32frombits(u << 16)
-				}
-			} else {
-				nf, _ = dtype.Decode32(dt, seg, row)
-			}
-			nonfinite += nf
-		}
-	}
-	for i := 0; i < r; i++ {
-		sumsq += g.Diag(i) // the trace of the Gram is ‖X‖²_F
-	}
-	return nonfinite, sumsq
 }
