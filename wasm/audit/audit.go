@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"github.com/kvit-s/clefcheck/wasm/audit/findings"
 	"github.com/kvit-s/clefcheck/wasm/claims"
 	"github.com/kvit-s/clefcheck/wasm/extraction"
 	"github.com/kvit-s/clefcheck/wasm/peft"
@@ -105,7 +106,7 @@ func prepare(fsys fs.FS, dir string, opt Options) (a *auditor, ok bool) {
 	ck, err := safetensors.OpenCheckpoint(fsys, dir, "adapter_model")
 	a.yield()
 	if err != nil {
-		a.c.Findings = append(a.c.Findings, report.FindingsOf(err, path.Join(dir, "adapter_model.safetensors"))...)
+		a.c.Findings = append(a.c.Findings, findings.Of(err, path.Join(dir, "adapter_model.safetensors"))...)
 		return a, false
 	}
 	a.ck = ck

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"github.com/kvit-s/clefcheck/wasm/audit/findings"
 	"github.com/kvit-s/clefcheck/wasm/claims"
 	"github.com/kvit-s/clefcheck/wasm/dtype"
 	"github.com/kvit-s/clefcheck/wasm/extraction"
@@ -25,7 +26,7 @@ func (a *auditor) loadConfig(fsys fs.FS, dir string) {
 	}
 	cfg, err := peft.ParseConfig(data)
 	if err != nil {
-		a.c.Findings = append(a.c.Findings, report.FindingsOf(err, name)...)
+		a.c.Findings = append(a.c.Findings, findings.Of(err, name)...)
 		return
 	}
 	a.cfg = cfg
@@ -66,12 +67,12 @@ func (a *auditor) loadReport(fsys fs.FS, dir string) {
 	}
 	data, err := source.ReadSmall(fsys, name, extraction.MaxSize)
 	if err != nil {
-		a.c.Findings = append(a.c.Findings, report.FindingsOf(err, name)...)
+		a.c.Findings = append(a.c.Findings, findings.Of(err, name)...)
 		return
 	}
 	rep, err := extraction.ParseYield(data, name, a.yield)
 	if err != nil {
-		a.c.Findings = append(a.c.Findings, report.FindingsOf(err, name)...)
+		a.c.Findings = append(a.c.Findings, findings.Of(err, name)...)
 		return
 	}
 	a.rep, a.res.Summary.Report = rep, name

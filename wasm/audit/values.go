@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"github.com/kvit-s/clefcheck/wasm/audit/findings"
 	"github.com/kvit-s/clefcheck/wasm/dtype"
 	"github.com/kvit-s/clefcheck/wasm/progress"
 	"github.com/kvit-s/clefcheck/wasm/report"
@@ -101,12 +102,12 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 	var err error
 	if st.bufA, err = ra.ReadTensor(ta.Name, st.bufA); err != nil {
 		m.Skipped = "unreadable"
-		return report.FindingsOf(err, ta.Name)
+		return findings.Of(err, ta.Name)
 	}
 	meter.Add(ta.Bytes())
 	if st.bufB, err = rb.ReadTensor(tb.Name, st.bufB); err != nil {
 		m.Skipped = "unreadable"
-		return report.FindingsOf(err, tb.Name)
+		return findings.Of(err, tb.Name)
 	}
 	meter.Add(tb.Bytes())
 	r := m.Rank
