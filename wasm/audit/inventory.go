@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"errors"
 	"fmt"
 	"github.com/kvit-s/clefcheck/wasm/audit/findings"
 	"github.com/kvit-s/clefcheck/wasm/claims"
@@ -19,12 +20,11 @@ import (
 
 func (a *auditor) loadConfig(fsys fs.FS, dir string) {
 	name := path.Join(dir, "adapter_config.json")
-	data, err := source.ReadSmall(fsys, name, 16<<20)
-	if err != nil {
+	cfg, err := peft.ReadConfig(fsys, name)
+	if errors.Is(err, peft.ErrUnreadable) {
 		a.c.Addf(report.ConfigInvalid, report.Fail, name, nil, nil, "adapter_config.json cannot be read: %v", err)
 		return
 	}
-	cfg, err := peft.ParseConfig(data)
 	if err != nil {
 		a.c.Findings = append(a.c.Findings, findings.Of(err, name)...)
 		return

@@ -103,12 +103,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		res.Outcome = c.Outcome()
 		return res
 	}
-	data, err := source.ReadSmall(opt.Adapter, "adapter_config.json", 16<<20)
-	if err != nil {
-		c.Findings = append(c.Findings, findings.Of(err, "adapter_config.json")...)
-		return finish(), nil
-	}
-	cfg, err := peft.ParseConfig(data)
+	cfg, err := peft.ReadConfig(opt.Adapter, "adapter_config.json")
 	if err != nil {
 		c.Findings = append(c.Findings, findings.Of(err, "adapter_config.json")...)
 		return finish(), nil
