@@ -2,12 +2,35 @@
 // extraction report and a claims profile, and turns what it finds into
 // findings with stable codes (FORMATS §6).
 //
-// The audit reads the adapter by tensor, never whole: the header inventory
-// first (pairs, halves, shapes, dtypes, layers, counts), then every pair's
-// factors, decoded and scanned for NaN/Inf. Unless quick, each pair's Gram
-// matrices A·Aᵀ and Bᵀ·B give the singular values of scaling·B·A, its
-// numerical rank and its SVD form (package spectral), which are compared
-// with the extraction report.
+// # Phases
+//
+// The audit reads the adapter by tensor, never whole, in this order:
+//
+//  1. inventory: adapter_config.json (peft.ReadConfig), the checkpoint's
+//     headers (one file or shards), the extraction report and the claims;
+//     then pairs, halves, shapes, dtypes, layers and counts, against what
+//     the claims (or the report, or else the tensors themselves) expect.
+//     Options.OnInventory sees this before any value is read.
+//  2. values: every pair's factors, read and checked by Options.Workers
+//     goroutines, or by Options.Remote elsewhere (the browser's Web Workers
+//     each hold a Session; Job, Figures and Segments are that protocol).
+//     ModeQuick scans for NaN/Inf and takes the norms (dtype.Scan).
+//     ModeExact feeds each pair's Gram matrices A·Aᵀ and Bᵀ·B
+//     (spectral.Gram.FeedColumns, FeedRows) and takes from them the
+//     singular values of scaling·B·A, its numerical rank and its SVD form
+//     (package spectral). ModeRandomized checks the SVD form with Gaussian
+//     probes (spectral.Probe) and takes the singular values from the
+//     factor norms when the probes establish it; the pairs they reject get
+//     exact Grams.
+//  3. report: the figures against extraction-report.json (rank, dtypes,
+//     counts, shapes, spectra, norms) and the report's own fidelity figures
+//     against the claims.
+//
+// Errors of the readers become findings through FindingsOf (package
+// audit/findings): a malformed safetensors header is header.invalid, a
+// broken layout data.layout, a missing or truncated file file.unreadable.
+// Summary.Kernel names the kernels the mode computed with, as package
+// kernels has them active ("scan go", "probes wasm-simd, grams go", "avx2").
 //
 // # Tolerances
 //

@@ -12,7 +12,8 @@
 // others, ‖x‖²_F without the NaN and ±Inf, for the audit's quick mode. For
 // bf16 data a value is non-finite when its exponent bits are all ones
 // (u & 0x7f80 == 0x7f80); the squares of the others are exact in float32
-// (8-bit significands square into 16 bits), and they are summed in float32
+// (8-bit significands square into 16 bits) unless they leave float32's
+// range (|x| beyond about 1.8·10¹⁹ or below 10⁻¹⁹), and they are summed in float32
 // over blocks of 256 values, the blocks' sums added in float64. A block's
 // sum errs by at most 256·2⁻²⁴ ≈ 1.5·10⁻⁵ of itself; the float64
 // additions add nothing measurable. Other dtypes are decoded to float32 in
