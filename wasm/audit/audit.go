@@ -2,6 +2,10 @@ package audit
 
 import (
 	"context"
+	"io/fs"
+	"path"
+	"time"
+
 	"github.com/kvit-s/clefcheck/wasm/audit/findings"
 	"github.com/kvit-s/clefcheck/wasm/claims"
 	"github.com/kvit-s/clefcheck/wasm/extraction"
@@ -10,9 +14,6 @@ import (
 	"github.com/kvit-s/clefcheck/wasm/report"
 	"github.com/kvit-s/clefcheck/wasm/safetensors"
 	"github.com/kvit-s/clefcheck/wasm/spectral"
-	"io/fs"
-	"path"
-	"time"
 )
 
 // Tolerances used by the audit; Default documents the values.

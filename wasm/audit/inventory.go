@@ -3,6 +3,12 @@ package audit
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"math"
+	"path"
+	"sort"
+	"strings"
+
 	"github.com/kvit-s/clefcheck/wasm/audit/findings"
 	"github.com/kvit-s/clefcheck/wasm/claims"
 	"github.com/kvit-s/clefcheck/wasm/dtype"
@@ -11,11 +17,6 @@ import (
 	"github.com/kvit-s/clefcheck/wasm/report"
 	"github.com/kvit-s/clefcheck/wasm/safetensors"
 	"github.com/kvit-s/clefcheck/wasm/source"
-	"io/fs"
-	"math"
-	"path"
-	"sort"
-	"strings"
 )
 
 func (a *auditor) loadConfig(fsys fs.FS, dir string) {

@@ -5,11 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/kvit-s/clefcheck/wasm/progress"
-	"github.com/kvit-s/clefcheck/wasm/report"
 	"io/fs"
 	"slices"
 	"strings"
+
+	"github.com/kvit-s/clefcheck/wasm/progress"
+	"github.com/kvit-s/clefcheck/wasm/report"
 )
 
 // Job is a pair whose values are to be checked, and where its factors

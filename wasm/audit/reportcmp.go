@@ -1,9 +1,10 @@
 package audit
 
 import (
+	"math"
+
 	"github.com/kvit-s/clefcheck/wasm/extraction"
 	"github.com/kvit-s/clefcheck/wasm/report"
-	"math"
 )
 
 func (a *auditor) compareReport() {

@@ -2,16 +2,17 @@ package audit
 
 import (
 	"context"
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+
 	"github.com/kvit-s/clefcheck/wasm/audit/findings"
 	"github.com/kvit-s/clefcheck/wasm/dtype"
 	"github.com/kvit-s/clefcheck/wasm/progress"
 	"github.com/kvit-s/clefcheck/wasm/report"
 	"github.com/kvit-s/clefcheck/wasm/safetensors"
 	"github.com/kvit-s/clefcheck/wasm/spectral"
-	"math"
-	"runtime"
-	"sort"
-	"sync"
 )
 
 func (a *auditor) values(ctx context.Context) error {

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/kvit-s/clefcheck/wasm/kernels"
-
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/kvit-s/clefcheck/wasm/kernels"
 )
 
 // PanelRows is the number of rows of Xᵀ summed in float32 before the sums

@@ -1,10 +1,11 @@
 package spectral
 
 import (
-	"github.com/kvit-s/clefcheck/wasm/kernels"
 	"math"
 	"math/rand/v2"
 	"sort"
+
+	"github.com/kvit-s/clefcheck/wasm/kernels"
 )
 
 // Randomized check of the SVD form.
