@@ -54,7 +54,9 @@ func load(t *testing.T) *adapter {
 	if err != nil {
 		t.Fatal(err)
 	}
-	json.Unmarshal(data, &a.config)
+	if err := json.Unmarshal(data, &a.config); err != nil {
+		t.Fatal(err)
+	}
 	if a.report, err = os.ReadFile(filepath.Join(dir, "extraction-report.json")); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +69,10 @@ func load(t *testing.T) *adapter {
 		t.Fatal(err)
 	}
 	for _, ti := range r.Tensors {
-		b, _ := r.ReadTensor(ti.Name, nil)
+		b, err := r.ReadTensor(ti.Name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		a.tensors = append(a.tensors, safetensors.Tensor{Spec: safetensors.Spec{Name: ti.Name, DType: ti.DType, Shape: ti.Shape}, Data: bytes.Clone(b)})
 	}
 	return a
@@ -108,17 +113,26 @@ func (a *adapter) scale(t *testing.T, name string, f float64) {
 func (a *adapter) write(t *testing.T, shards int) string {
 	t.Helper()
 	dir := t.TempDir()
-	cfg, _ := json.Marshal(a.config)
-	os.WriteFile(filepath.Join(dir, "adapter_config.json"), cfg, 0o644)
+	put := func(name string, data []byte) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := json.Marshal(a.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put("adapter_config.json", cfg)
 	if a.report != nil {
-		os.WriteFile(filepath.Join(dir, "extraction-report.json"), a.report, 0o644)
+		put("extraction-report.json", a.report)
 	}
 	if shards <= 1 {
 		var b bytes.Buffer
 		if err := safetensors.Encode(&b, nil, a.tensors); err != nil {
 			t.Fatal(err)
 		}
-		os.WriteFile(filepath.Join(dir, "adapter_model.safetensors"), b.Bytes(), 0o644)
+		put("adapter_model.safetensors", b.Bytes())
 		return dir
 	}
 	wm := map[string]string{}
@@ -135,10 +149,13 @@ func (a *adapter) write(t *testing.T, shards int) string {
 			wm[x.Name] = name
 			total += int64(len(x.Data))
 		}
-		os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644)
+		put(name, b.Bytes())
 	}
-	idx, _ := json.Marshal(map[string]any{"metadata": map[string]any{"total_size": total}, "weight_map": wm})
-	os.WriteFile(filepath.Join(dir, "adapter_model.safetensors.index.json"), idx, 0o644)
+	idx, err := json.Marshal(map[string]any{"metadata": map[string]any{"total_size": total}, "weight_map": wm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put("adapter_model.safetensors.index.json", idx)
 	return dir
 }
 
@@ -316,7 +333,9 @@ func TestGenuineWorldPasses(t *testing.T) {
 
 // TestSpectrumAgainstReport checks the audit's singular values against the
 // report's, which the generator computed by an SVD of the explicit
-// difference of the checkpoints (gonum mat.SVD): an independent route.
+// difference of the checkpoints (gonum mat.SVD): an independent route. It
+// fails when the fixture is missing or empty, and checks that every pair
+// the claims call for was compared.
 func TestSpectrumAgainstReport(t *testing.T) {
 	res := run(t, filepath.Join(worldDir, world.AdapterDir), Options{})
 	var rep struct {
@@ -325,26 +344,45 @@ func TestSpectrumAgainstReport(t *testing.T) {
 			SingularValues []float64 `json:"singular_values"`
 		} `json:"matrices"`
 	}
-	data, _ := os.ReadFile(filepath.Join(worldDir, world.AdapterDir, "extraction-report.json"))
-	json.Unmarshal(data, &rep)
+	data, err := os.ReadFile(filepath.Join(worldDir, world.AdapterDir, "extraction-report.json"))
+	if err != nil {
+		t.Fatalf("fixture: %v", err)
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatalf("fixture: %v", err)
+	}
 	byMod := map[string][]float64{}
 	for _, m := range rep.Matrices {
 		byMod[m.Module] = m.SingularValues
 	}
 	worst := 0.0
+	matrices, values := 0, 0
 	for _, m := range res.Matrices {
 		want := byMod[m.Module]
+		if len(want) == 0 || want[0] <= 0 {
+			t.Errorf("%s: the report has no singular values for it", m.Module)
+			continue
+		}
+		if len(m.Sigma) < len(want) {
+			t.Errorf("%s: the audit gives %d singular values, the report %d", m.Module, len(m.Sigma), len(want))
+			continue
+		}
+		matrices++
 		for i := range want {
 			if want[i] > 0.01*want[0] {
 				worst = max(worst, math.Abs(m.Sigma[i]-want[i])/want[i])
+				values++
 			}
 		}
+	}
+	if d := demoClaims(t).Derived(); matrices != d.Pairs || len(rep.Matrices) != d.Pairs {
+		t.Fatalf("compared %d matrices (the report lists %d), the claims call for %d", matrices, len(rep.Matrices), d.Pairs)
 	}
 	// bf16 factors: a few parts in 2⁸ at most.
 	if worst > 1.0/128 {
 		t.Errorf("worst relative σ deviation %.3g", worst)
 	}
-	t.Logf("worst relative σ deviation from the report: %.3g", worst)
+	t.Logf("%d matrices, %d singular values compared; worst relative deviation from the report: %.3g", matrices, values, worst)
 }
 
 func TestGenuineVariantsPass(t *testing.T) {

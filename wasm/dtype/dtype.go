@@ -1,10 +1,3 @@
-// Package dtype decodes tensor bytes (little-endian) into float32 or float64
-// and scans them for NaN and ±Inf.
-//
-// BF16 is the top half of an IEEE float32, so widening it is a shift and is
-// exact; F16 goes through github.com/x448/float16, also exact. F64 to float32
-// rounds to nearest. Integer types convert exactly to float64; to float32 when
-// they fit 24 bits.
 package dtype
 
 import (
@@ -50,16 +43,6 @@ func F32ToBF16(f float32) uint16 {
 // RoundBF16 rounds x to the nearest bfloat16 value, returned as float32.
 func RoundBF16(x float32) float32 { return BF16ToF32(F32ToBF16(x)) }
 
-// BF16Kernel decodes bf16 values (a multiple of 8 of them) and counts the
-// non-finite ones, as Decode32 does; the browser's audit workers install a
-// WebAssembly SIMD one after checking it against the portable loop.
-type BF16Kernel func(src []byte, dst []float32) (nonfinite int)
-
-var bf16Kernel BF16Kernel
-
-// SetBF16Kernel installs k for Decode32's BF16 case (nil: the portable loop).
-func SetBF16Kernel(k BF16Kernel) { bf16Kernel = k }
-
 // Decode32 decodes src (n elements of dt) into dst[:n] as float32 and returns
 // the number of non-finite values found. dst must hold n values.
 func Decode32(dt string, src []byte, dst []float32) (nonfinite int, err error) {
@@ -74,18 +57,12 @@ func Decode32(dt string, src []byte, dst []float32) (nonfinite int, err error) {
 	dst = dst[:n]
 	switch dt {
 	case "BF16":
-		if bf16Kernel != nil && n >= 8 {
+		if k, portable := DecodeKernels.Current(); !portable && n >= 8 {
 			bulk := n / 8 * 8
-			nonfinite = bf16Kernel(src[:2*bulk], dst[:bulk])
+			nonfinite = k(src[:2*bulk], dst[:bulk])
 			src, dst = src[2*bulk:], dst[bulk:]
 		}
-		for i := range dst {
-			u := uint32(binary.LittleEndian.Uint16(src[2*i:])) << 16
-			if u&0x7f800000 == 0x7f800000 {
-				nonfinite++
-			}
-			dst[i] = math.Float32frombits(u)
-		}
+		nonfinite += decodeBF16Portable(src, dst)
 	case "F16":
 		for i := range dst {
 			h := binary.LittleEndian.Uint16(src[2*i:])

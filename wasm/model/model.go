@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"math"
@@ -187,11 +188,10 @@ func Load(ckpt fs.FS, head *Head, opt Options) (*Model, error) {
 }
 
 func (m *Model) applyAdapter(opt Options) error {
-	data, err := fs.ReadFile(opt.Adapter, "adapter_config.json")
-	if err != nil {
+	cfg, err := peft.ReadConfig(opt.Adapter, "adapter_config.json")
+	if errors.Is(err, peft.ErrUnreadable) {
 		return fmt.Errorf("model: adapter: %w", err)
 	}
-	cfg, err := peft.ParseConfig(data)
 	if err != nil {
 		return err
 	}

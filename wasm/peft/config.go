@@ -1,19 +1,3 @@
-// Package peft reads a PEFT LoRA adapter's configuration and tensor names,
-// following PEFT's own rules:
-//
-//   - scaling = lora_alpha / r, or lora_alpha / √r with use_rslora, where r
-//     and lora_alpha may be overridden per module by rank_pattern and
-//     alpha_pattern: a pattern key k matches module name m when
-//     m fully matches (.*\.)?(k), and the first key that matches wins;
-//   - target_modules is a list (a module matches when its name equals an
-//     entry or ends with "." + entry) or a single regular expression (full
-//     match);
-//   - layers_to_transform (a list or one int) keeps modules whose layer index
-//     — the number after layers_pattern, or after any name part when no
-//     pattern is set — is listed.
-//
-// ΔW for a module is scaling · B · A, with lora_A of shape [r, in] and
-// lora_B of shape [out, r] (transposed when fan_in_fan_out).
 package peft
 
 import (
@@ -71,11 +55,12 @@ var known = map[string]bool{
 	"exclude_modules": true, "trainable_token_indices": true, "corda_config": true,
 }
 
-// ParseConfig parses adapter_config.json. Errors are config.invalid; fields it
-// does not know are kept in Unknown.
+// ParseConfig parses adapter_config.json. Errors are config.invalid
+// *report.Error wrapping ErrInvalid; fields it does not know are kept in
+// Unknown.
 func ParseConfig(data []byte) (*Config, error) {
 	bad := func(format string, a ...any) error {
-		return &report.Error{Code: report.ConfigInvalid, Subject: "adapter_config.json", Msg: fmt.Sprintf(format, a...)}
+		return &report.Error{Code: report.ConfigInvalid, Subject: "adapter_config.json", Msg: fmt.Sprintf(format, a...), Err: ErrInvalid}
 	}
 	var raw map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 
+	"github.com/kvit-s/clefcheck/wasm/audit/findings"
 	"github.com/kvit-s/clefcheck/wasm/claims"
 	"github.com/kvit-s/clefcheck/wasm/dtype"
 	"github.com/kvit-s/clefcheck/wasm/extraction"
@@ -68,14 +69,9 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		res.Outcome = c.Outcome()
 		return res
 	}
-	data, err := source.ReadSmall(opt.Adapter, "adapter_config.json", 16<<20)
+	cfg, err := peft.ReadConfig(opt.Adapter, "adapter_config.json")
 	if err != nil {
-		c.Findings = append(c.Findings, report.FindingsOf(err, "adapter_config.json")...)
-		return finish(), nil
-	}
-	cfg, err := peft.ParseConfig(data)
-	if err != nil {
-		c.Findings = append(c.Findings, report.FindingsOf(err, "adapter_config.json")...)
+		c.Findings = append(c.Findings, findings.Of(err, "adapter_config.json")...)
 		return finish(), nil
 	}
 	var cks [3]*safetensors.Checkpoint
@@ -85,7 +81,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	}{{opt.Adapter, "adapter_model"}, {opt.Base, "model"}, {opt.Tuned, "model"}} {
 		ck, err := safetensors.OpenCheckpoint(x.fsys, ".", x.stem)
 		if err != nil {
-			c.Findings = append(c.Findings, report.FindingsOf(err, x.stem)...)
+			c.Findings = append(c.Findings, findings.Of(err, x.stem)...)
 			continue
 		}
 		defer ck.Close()
@@ -135,7 +131,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		same, err := samePrefix(base, tuned, name)
 		meter.Add(2)
 		if err != nil {
-			c.Findings = append(c.Findings, report.FindingsOf(err, name)...)
+			c.Findings = append(c.Findings, findings.Of(err, name)...)
 			continue
 		}
 		res.Compared++
@@ -300,11 +296,11 @@ func rebuildOne(j *job, ad, base, tuned *safetensors.Checkpoint, block int, mete
 	m.Out, m.In, m.Large = out, in, out > r && in > r
 	a, err := decodeAll(ra, ta)
 	if err != nil {
-		return report.FindingsOf(err, ta.Name)
+		return findings.Of(err, ta.Name)
 	}
 	bAll, err := decodeAll(rb, tb)
 	if err != nil {
-		return report.FindingsOf(err, tb.Name)
+		return findings.Of(err, tb.Name)
 	}
 	var res2, noise2, tuned2, delta2 float64
 	prod := make([]float32, block*in)
@@ -318,10 +314,10 @@ func rebuildOne(j *job, ad, base, tuned *safetensors.Checkpoint, block int, mete
 		P := blas32.General{Rows: k, Cols: in, Stride: in, Data: prod[:k*in]}
 		blas32.Gemm(blas.NoTrans, blas.NoTrans, float32(j.s), Bk, A, 0, P)
 		if raw, err = readRows(rw, tw, i0, k, j.fanIn, wblk, raw); err != nil {
-			return report.FindingsOf(err, tw.Name)
+			return findings.Of(err, tw.Name)
 		}
 		if raw, err = readRows(rt, tt, i0, k, j.fanIn, tblk, raw); err != nil {
-			return report.FindingsOf(err, tt.Name)
+			return findings.Of(err, tt.Name)
 		}
 		meter.Add(2 * int64(k*in) * int64(dtype.Size(tw.DType)))
 		for x := 0; x < k*in; x++ {

@@ -10,7 +10,6 @@ import (
 	"github.com/kvit-s/clefcheck/wasm/peft"
 	"github.com/kvit-s/clefcheck/wasm/report"
 	"github.com/kvit-s/clefcheck/wasm/safetensors"
-	"github.com/kvit-s/clefcheck/wasm/source"
 )
 
 // Block is report.Block.
@@ -71,10 +70,8 @@ func Sample(adapter fs.FS, ck *safetensors.Checkpoint, module string, row0, rows
 	col0 = max(0, min(col0, in-1))
 	rows, cols = min(rows, out-row0), min(cols, in-col0)
 	s := 1.0
-	if data, err := source.ReadSmall(adapter, "adapter_config.json", 16<<20); err == nil {
-		if cfg, err := peft.ParseConfig(data); err == nil {
-			s = cfg.Scaling(module)
-		}
+	if cfg, err := peft.ReadConfig(adapter, "adapter_config.json"); err == nil {
+		s = cfg.Scaling(module)
 	}
 	szB := int64(dtype.Size(tb.DType))
 	rawB, err := rb.ReadRange(tb, int64(row0*r)*szB, int64((row0+rows)*r)*szB, nil)

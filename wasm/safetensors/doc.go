@@ -12,8 +12,16 @@
 // trailing byte would make the file a polyglot) — and what it misses:
 // duplicate tensor names (parsed at the token level, so the last one cannot
 // silently win), non-string metadata values, missing or extra fields,
-// negative or fractional numbers. Every violation is a *report.Error with a
-// stable code: header.invalid, data.layout or file.unreadable.
+// negative or fractional numbers. Every violation is an *Error naming its
+// subject (the file or the tensor) and wrapping a sentinel, as archive/zip
+// does: ErrHeader for a malformed header or index, ErrLayout for tensors
+// that do not tile the buffer (or shards that disagree with their index),
+// ErrTruncated for a file that ends early or cannot be read, ErrNoTensor
+// for a name that is not there; a file that cannot be opened wraps the
+// file system's error (fs.ErrNotExist, …). Where one file breaks several
+// rules (the layout checks, a sharded checkpoint), the error is an Errors
+// list holding all of them. The package knows nothing of findings: the
+// audit maps the sentinels to finding codes (package audit/findings).
 //
 // NewReader reads only the header. Tensors are read by byte range into the
 // caller's buffer, so a 1.4 GB file is never held in memory whole, whatever the

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/kvit-s/clefcheck/wasm/report"
 	"github.com/kvit-s/clefcheck/wasm/source"
 )
 
@@ -32,9 +31,7 @@ type Index struct {
 // string → string without duplicate keys, an optional "metadata" object, and
 // shard names that are plain file names (no '/', '\', '..', or scheme).
 func ParseIndex(data []byte, name string) (*Index, error) {
-	fail := func(format string, a ...any) error {
-		return &report.Error{Code: report.HeaderInvalid, Subject: name, Msg: fmt.Sprintf(format, a...), Err: ErrHeader}
-	}
+	fail := func(format string, a ...any) error { return errorf(ErrHeader, name, format, a...) }
 	if !utf8.Valid(data) {
 		return nil, fail("index is not valid UTF-8")
 	}
@@ -200,8 +197,9 @@ func (c *Checkpoint) Close() error {
 
 // OpenCheckpoint opens dir/stem.safetensors, or, failing that, the shards
 // named by dir/stem.safetensors.index.json. stem is "adapter_model" for an
-// adapter, "model" for a checkpoint. Problems come back as coded errors
-// (report.Errors when there are several); a checkpoint is returned only when
+// adapter, "model" for a checkpoint. Problems come back as *Error (Errors
+// when there are several; an error of package source when a file cannot be
+// opened or read whole); a checkpoint is returned only when
 // every file opened and agreed with the index.
 func OpenCheckpoint(fsys fs.FS, dir, stem string) (*Checkpoint, error) {
 	single := path.Join(dir, stem+".safetensors")
@@ -225,8 +223,7 @@ func OpenCheckpoint(fsys fs.FS, dir, stem string) (*Checkpoint, error) {
 	}
 	idxName := path.Join(dir, stem+".safetensors.index.json")
 	if !source.Exists(fsys, idxName) {
-		return nil, &report.Error{Code: report.FileUnreadable, Subject: single,
-			Msg: fmt.Sprintf("neither %s.safetensors nor %s.safetensors.index.json is in the folder", stem, stem)}
+		return nil, errorf(fs.ErrNotExist, single, "neither %s.safetensors nor %s.safetensors.index.json is in the folder", stem, stem)
 	}
 	data, err := source.ReadSmall(fsys, idxName, MaxIndexSize)
 	if err != nil {
@@ -241,42 +238,40 @@ func OpenCheckpoint(fsys fs.FS, dir, stem string) (*Checkpoint, error) {
 
 func openShards(fsys fs.FS, dir, idxName string, idx *Index) (*Checkpoint, error) {
 	c := &Checkpoint{Index: idx, where: map[string]*Reader{}}
-	var errs report.Errors
-	add := func(code report.Code, subject, format string, a ...any) {
-		errs = append(errs, &report.Error{Code: code, Subject: subject, Msg: fmt.Sprintf(format, a...), Err: ErrLayout})
-	}
+	var errs Errors
+	add := func(subject, format string, a ...any) { errs = append(errs, errorf(ErrLayout, subject, format, a...)) }
 	for _, shard := range idx.Shards {
 		name := path.Join(dir, shard)
 		f, err := source.Open(fsys, name)
 		if err != nil {
-			add(report.FileUnreadable, name, "shard named by %s cannot be opened: %v", idxName, err)
+			errs = append(errs, &Error{Subject: name, Msg: fmt.Sprintf("shard named by %s cannot be opened: %v", idxName, err), Err: err})
 			continue
 		}
 		c.closer = append(c.closer, f)
 		r, err := NewReader(f, f.Size, name)
 		if err != nil {
-			var es report.Errors
-			var e *report.Error
+			var es Errors
+			var e *Error
 			if errors.As(err, &es) {
 				errs = append(errs, es...)
 			} else if errors.As(err, &e) {
 				errs = append(errs, e)
 			} else {
-				add(report.FileUnreadable, name, "%v", err)
+				errs = append(errs, &Error{Subject: name, Msg: err.Error(), Err: err})
 			}
 			continue
 		}
 		c.Files = append(c.Files, r)
 		for _, t := range r.Tensors {
 			if other, dup := c.where[t.Name]; dup {
-				add(report.DataLayout, t.Name, "tensor is in two shards, %s and %s", other.Name, shard)
+				add(t.Name, "tensor is in two shards, %s and %s", other.Name, shard)
 				continue
 			}
 			c.where[t.Name] = r
 			if want, listed := idx.WeightMap[t.Name]; !listed {
-				add(report.DataLayout, t.Name, "tensor is in %s but not in the weight_map of %s", shard, idxName)
+				add(t.Name, "tensor is in %s but not in the weight_map of %s", shard, idxName)
 			} else if want != shard {
-				add(report.DataLayout, t.Name, "tensor is in %s but %s maps it to %s", shard, idxName, want)
+				add(t.Name, "tensor is in %s but %s maps it to %s", shard, idxName, want)
 			}
 		}
 	}
@@ -292,10 +287,10 @@ func openShards(fsys fs.FS, dir, idxName string, idx *Index) (*Checkpoint, error
 	}
 	sort.Strings(missing)
 	for _, t := range missing {
-		add(report.DataLayout, t, "%s maps the tensor to %s, which does not hold it", idxName, idx.WeightMap[t])
+		add(t, "%s maps the tensor to %s, which does not hold it", idxName, idx.WeightMap[t])
 	}
 	if len(errs) == 0 && idx.TotalSize >= 0 && idx.TotalSize != c.TotalBytes() {
-		add(report.DataLayout, idxName, "metadata.total_size is %d but the shards' tensors hold %d bytes", idx.TotalSize, c.TotalBytes())
+		add(idxName, "metadata.total_size is %d but the shards' tensors hold %d bytes", idx.TotalSize, c.TotalBytes())
 	}
 	if len(errs) > 0 {
 		c.Close()

@@ -2,13 +2,13 @@ package safetensors
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
-
-	"github.com/kvit-s/clefcheck/wasm/report"
 )
 
 func shard(t testing.TB, names ...string) []byte {
@@ -62,25 +62,25 @@ func TestShardedReject(t *testing.T) {
 	cases := []struct {
 		name, index string
 		mess        func(fs fstest.MapFS)
-		code        report.Code
+		want        error
 		msg         string
 	}{
-		{"slash in shard", strings.Replace(goodIndex, `"c":"m-`, `"c":"../m-`, 1), nil, report.HeaderInvalid, "path separator"},
-		{"dotdot in shard", strings.Replace(goodIndex, `"c":"m-`, `"c":"..m-`, 1), nil, report.HeaderInvalid, "'..'"},
-		{"scheme in shard", strings.Replace(goodIndex, `"c":"m-`, `"c":"http:m-`, 1), nil, report.HeaderInvalid, "URL"},
-		{"tensor twice", strings.Replace(goodIndex, `"c":"m-00002`, `"a":"m-00002`, 1), nil, report.HeaderInvalid, "two shards"},
-		{"no weight map", `{"metadata":{}}`, nil, report.HeaderInvalid, "no weight_map"},
-		{"not json", `{"weight_map":`, nil, report.HeaderInvalid, "JSON"},
-		{"bad total", strings.Replace(goodIndex, "24", `"x"`, 1), nil, report.HeaderInvalid, "total_size"},
-		{"wrong total", strings.Replace(goodIndex, "24", "25", 1), nil, report.DataLayout, "total_size is 25"},
-		{"missing shard", goodIndex, func(fs fstest.MapFS) { delete(fs, "ck/m-00002-of-00002.safetensors") }, report.FileUnreadable, "cannot be opened"},
-		{"tensor missing from shard", goodIndex, func(fs fstest.MapFS) { fs["ck/m-00002-of-00002.safetensors"] = &fstest.MapFile{Data: shard(t, "d")} }, report.DataLayout, "does not hold it"},
+		{"slash in shard", strings.Replace(goodIndex, `"c":"m-`, `"c":"../m-`, 1), nil, ErrHeader, "path separator"},
+		{"dotdot in shard", strings.Replace(goodIndex, `"c":"m-`, `"c":"..m-`, 1), nil, ErrHeader, "'..'"},
+		{"scheme in shard", strings.Replace(goodIndex, `"c":"m-`, `"c":"http:m-`, 1), nil, ErrHeader, "URL"},
+		{"tensor twice", strings.Replace(goodIndex, `"c":"m-00002`, `"a":"m-00002`, 1), nil, ErrHeader, "two shards"},
+		{"no weight map", `{"metadata":{}}`, nil, ErrHeader, "no weight_map"},
+		{"not json", `{"weight_map":`, nil, ErrHeader, "JSON"},
+		{"bad total", strings.Replace(goodIndex, "24", `"x"`, 1), nil, ErrHeader, "total_size"},
+		{"wrong total", strings.Replace(goodIndex, "24", "25", 1), nil, ErrLayout, "total_size is 25"},
+		{"missing shard", goodIndex, func(fs fstest.MapFS) { delete(fs, "ck/m-00002-of-00002.safetensors") }, fs.ErrNotExist, "cannot be opened"},
+		{"tensor missing from shard", goodIndex, func(fs fstest.MapFS) { fs["ck/m-00002-of-00002.safetensors"] = &fstest.MapFile{Data: shard(t, "d")} }, ErrLayout, "does not hold it"},
 		{"tensor in two shards", goodIndex, func(fs fstest.MapFS) {
 			fs["ck/m-00002-of-00002.safetensors"] = &fstest.MapFile{Data: shard(t, "c", "a")}
-		}, report.DataLayout, "in two shards"},
+		}, ErrLayout, "in two shards"},
 		{"corrupt shard", goodIndex, func(fs fstest.MapFS) {
 			fs["ck/m-00002-of-00002.safetensors"] = &fstest.MapFile{Data: []byte("garbage!garbage")}
-		}, report.HeaderInvalid, "exceeds"},
+		}, ErrHeader, "exceeds"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -92,12 +92,20 @@ func TestShardedReject(t *testing.T) {
 			if err == nil {
 				t.Fatal("accepted")
 			}
-			if got := codeOf(err); got != c.code {
-				t.Fatalf("code = %s, want %s: %v", got, c.code, err)
+			if !errors.Is(err, c.want) {
+				t.Fatalf("error %v does not wrap %v", err, c.want)
 			}
 			var all []string
-			for _, f := range report.FindingsOf(err, "") {
-				all = append(all, f.Message)
+			var es Errors
+			var e *Error
+			if errors.As(err, &es) {
+				for _, x := range es {
+					all = append(all, x.Msg)
+				}
+			} else if errors.As(err, &e) {
+				all = append(all, e.Msg)
+			} else {
+				t.Fatalf("not an error of this package: %v", err)
 			}
 			if msgs := strings.Join(all, "; "); !strings.Contains(msgs, c.msg) {
 				t.Errorf("messages %q lack %q", msgs, c.msg)
@@ -117,8 +125,8 @@ func FuzzIndex(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		idx, err := ParseIndex(data, "fuzz.json")
 		if err != nil {
-			if strings.HasPrefix(string(codeOf(err)), "uncoded") {
-				t.Fatalf("uncoded: %v", err)
+			if !errors.Is(err, ErrHeader) {
+				t.Fatalf("not ErrHeader: %v", err)
 			}
 			return
 		}

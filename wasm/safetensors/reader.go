@@ -11,21 +11,11 @@ import (
 	"sort"
 	"strconv"
 	"unicode/utf8"
-
-	"github.com/kvit-s/clefcheck/wasm/report"
 )
 
 // MaxHeaderSize is the largest header accepted, as in the reference
 // implementation (100,000,000 bytes). It is checked before any allocation.
 const MaxHeaderSize = 100_000_000
-
-// Sentinel errors, wrapped by the coded errors the reader returns.
-var (
-	ErrTruncated = errors.New("safetensors: file truncated")
-	ErrHeader    = errors.New("safetensors: invalid header")
-	ErrLayout    = errors.New("safetensors: invalid data layout")
-	ErrNoTensor  = errors.New("safetensors: no such tensor")
-)
 
 // TensorInfo describes one tensor of a file.
 type TensorInfo struct {
@@ -65,33 +55,30 @@ type Reader struct {
 // NewReader parses and validates the header of the safetensors file r of the
 // given size. name is used in messages. It reads only the header.
 func NewReader(r io.ReaderAt, size int64, name string) (*Reader, error) {
-	fail := func(code report.Code, sentinel error, format string, a ...any) error {
-		return &report.Error{Code: code, Subject: name, Msg: fmt.Sprintf(format, a...), Err: sentinel}
-	}
 	if size < 8 {
-		return nil, fail(report.FileUnreadable, ErrTruncated, "file is %d bytes, shorter than the 8-byte header length", size)
+		return nil, errorf(ErrTruncated, name, "file is %d bytes, shorter than the 8-byte header length", size)
 	}
 	var lenbuf [8]byte
 	if got, err := r.ReadAt(lenbuf[:], 0); err != nil && !(got == 8 && err == io.EOF) {
-		return nil, fail(report.FileUnreadable, ErrTruncated, "reading the header length: %v", err)
+		return nil, errorfCause(ErrTruncated, err, name, "reading the header length: %v", err)
 	}
 	n := binary.LittleEndian.Uint64(lenbuf[:])
 	if n > MaxHeaderSize {
-		return nil, fail(report.HeaderInvalid, ErrHeader, "header length %d exceeds the limit of %d bytes", n, MaxHeaderSize)
+		return nil, errorf(ErrHeader, name, "header length %d exceeds the limit of %d bytes", n, MaxHeaderSize)
 	}
 	if n > uint64(size-8) {
-		return nil, fail(report.HeaderInvalid, ErrHeader, "header length %d exceeds the %d bytes after the length field", n, size-8)
+		return nil, errorf(ErrHeader, name, "header length %d exceeds the %d bytes after the length field", n, size-8)
 	}
 	if n < 2 {
-		return nil, fail(report.HeaderInvalid, ErrHeader, "header length %d is too short for a JSON object", n)
+		return nil, errorf(ErrHeader, name, "header length %d is too short for a JSON object", n)
 	}
 	hdr := make([]byte, n) // n <= size-8: never more than the file
 	if got, err := r.ReadAt(hdr, 8); err != nil && !(uint64(got) == n && err == io.EOF) {
-		return nil, fail(report.FileUnreadable, ErrTruncated, "reading the %d-byte header: %v", n, err)
+		return nil, errorfCause(ErrTruncated, err, name, "reading the %d-byte header: %v", n, err)
 	}
 	st := &Reader{r: r, size: size, Name: name, HeaderSize: int64(n), DataStart: 8 + int64(n)}
 	if err := st.parseHeader(hdr); err != nil {
-		return nil, fail(report.HeaderInvalid, ErrHeader, "%v", err)
+		return nil, errorf(ErrHeader, name, "%v", err)
 	}
 	if errs := st.checkLayout(); len(errs) > 0 {
 		return nil, errs
@@ -119,7 +106,7 @@ func (st *Reader) Tensor(name string) (TensorInfo, bool) {
 func (st *Reader) ReadTensor(name string, buf []byte) ([]byte, error) {
 	t, ok := st.Tensor(name)
 	if !ok {
-		return buf[:0], &report.Error{Code: report.FileUnreadable, Subject: name, Msg: "no such tensor in " + st.Name, Err: ErrNoTensor}
+		return buf[:0], errorf(ErrNoTensor, name, "no such tensor in %s", st.Name)
 	}
 	return st.ReadRange(t, 0, t.Bytes(), buf)
 }
@@ -138,8 +125,7 @@ func (st *Reader) ReadRange(t TensorInfo, from, to int64, buf []byte) ([]byte, e
 		return buf, nil
 	}
 	if got, err := st.r.ReadAt(buf, t.Offset+from); err != nil && !(got == n && err == io.EOF) {
-		return buf[:0], &report.Error{Code: report.FileUnreadable, Subject: t.Name,
-			Msg: fmt.Sprintf("reading bytes %d–%d of %s: %v", t.Offset+from, t.Offset+to, st.Name, err), Err: ErrTruncated}
+		return buf[:0], errorfCause(ErrTruncated, err, t.Name, "reading bytes %d–%d of %s: %v", t.Offset+from, t.Offset+to, st.Name, err)
 	}
 	return buf, nil
 }
@@ -431,10 +417,10 @@ func parseTensor(p *tokens, name string) (TensorInfo, error) {
 
 // checkLayout verifies that the tensors tile the data buffer exactly: from 0,
 // no gap, no overlap, ending at the end of the file.
-func (st *Reader) checkLayout() report.Errors {
-	var errs report.Errors
+func (st *Reader) checkLayout() Errors {
+	var errs Errors
 	bad := func(subject, format string, a ...any) {
-		errs = append(errs, &report.Error{Code: report.DataLayout, Subject: subject, Msg: fmt.Sprintf(format, a...), Err: ErrLayout})
+		errs = append(errs, errorf(ErrLayout, subject, format, a...))
 	}
 	sort.SliceStable(st.Tensors, func(i, j int) bool {
 		a, b := st.Tensors[i], st.Tensors[j]

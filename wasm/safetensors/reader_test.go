@@ -12,8 +12,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-
-	"github.com/kvit-s/clefcheck/wasm/report"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata files")
@@ -55,19 +53,23 @@ func open(t testing.TB, data []byte) (*Reader, error) {
 	return NewReader(bytes.NewReader(data), int64(len(data)), "test.safetensors")
 }
 
-func codeOf(err error) report.Code {
-	var e *report.Error
-	if errors.As(err, &e) {
-		return e.Code
+// sentinels are the errors every failure of the reader wraps (a file that
+// cannot be opened wraps the file system's error instead).
+var sentinels = []error{ErrHeader, ErrLayout, ErrTruncated, ErrNoTensor}
+
+// wrapsSentinel reports whether err is an *Error or Errors of this package
+// wrapping one of the sentinels.
+func wrapsSentinel(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) {
+		return false
 	}
-	var es report.Errors
-	if errors.As(err, &es) && len(es) > 0 {
-		return es[0].Code
+	for _, s := range sentinels {
+		if errors.Is(err, s) {
+			return true
+		}
 	}
-	if err != nil {
-		return report.Code("uncoded: " + err.Error())
-	}
-	return ""
+	return false
 }
 
 func TestTestdata(t *testing.T) {
@@ -129,7 +131,7 @@ func TestReadSample(t *testing.T) {
 	if _, err := r.ReadRange(ti, 4, 17, nil); err == nil {
 		t.Error("range beyond the tensor accepted")
 	}
-	if _, err := r.ReadTensor("nope", nil); codeOf(err) != report.FileUnreadable {
+	if _, err := r.ReadTensor("nope", nil); !errors.Is(err, ErrNoTensor) {
 		t.Errorf("missing tensor: %v", err)
 	}
 }
@@ -152,54 +154,54 @@ func TestReject(t *testing.T) {
 	cases := []struct {
 		name   string
 		source func(testing.TB) []byte
-		code   report.Code
+		want   error  // the sentinel the error must wrap
 		msg    string // a fragment the message must contain
 	}{
-		{"short file", func(testing.TB) []byte { return []byte{1, 2, 3} }, report.FileUnreadable, "shorter than"},
+		{"short file", func(testing.TB) []byte { return []byte{1, 2, 3} }, ErrTruncated, "shorter than"},
 		{"huge header length", func(testing.TB) []byte {
 			b := make([]byte, 16)
 			binary.LittleEndian.PutUint64(b, 1<<40)
 			return b
-		}, report.HeaderInvalid, "exceeds the limit"},
+		}, ErrHeader, "exceeds the limit"},
 		{"header past EOF", func(testing.TB) []byte {
 			b := make([]byte, 16)
 			binary.LittleEndian.PutUint64(b, 100)
 			return b
-		}, report.HeaderInvalid, "exceeds the 8 bytes"},
-		{"not json", raw("hello!!!", 0), report.HeaderInvalid, "does not start with"},
-		{"array", raw("[]", 0), report.HeaderInvalid, "does not start with"},
-		{"bad utf8", raw("{\"\xff\":1}", 0), report.HeaderInvalid, "UTF-8"},
-		{"truncated json", raw(`{"a":{"dtype":"F32"`, 0), report.HeaderInvalid, "JSON"},
-		{"trailing json", raw(`{} {}`, 0), report.HeaderInvalid, "trailing data"},
-		{"duplicate name", raw(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}}`, 2), report.HeaderInvalid, `duplicate tensor name "a"`},
-		{"duplicate metadata", raw(`{"__metadata__":{},"__metadata__":{}}`, 0), report.HeaderInvalid, "duplicate"},
-		{"metadata not string", raw(`{"__metadata__":{"k":1}}`, 0), report.HeaderInvalid, "expected a string"},
-		{"metadata duplicate key", raw(`{"__metadata__":{"k":"a","k":"b"}}`, 0), report.HeaderInvalid, "duplicate key"},
-		{"unknown dtype", raw(`{"a":{"dtype":"F12","shape":[1],"data_offsets":[0,1]}}`, 1), report.HeaderInvalid, "unknown dtype"},
-		{"missing shape", raw(`{"a":{"dtype":"U8","data_offsets":[0,1]}}`, 1), report.HeaderInvalid, "missing shape"},
-		{"missing dtype", raw(`{"a":{"shape":[1],"data_offsets":[0,1]}}`, 1), report.HeaderInvalid, "missing dtype"},
-		{"missing offsets", raw(`{"a":{"dtype":"U8","shape":[1]}}`, 1), report.HeaderInvalid, "missing data_offsets"},
-		{"extra field", raw(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1],"x":1}}`, 1), report.HeaderInvalid, "unknown field"},
-		{"duplicate field", raw(`{"a":{"dtype":"U8","dtype":"U8","shape":[1],"data_offsets":[0,1]}}`, 1), report.HeaderInvalid, "duplicate field"},
-		{"negative dim", raw(`{"a":{"dtype":"U8","shape":[-1],"data_offsets":[0,1]}}`, 1), report.HeaderInvalid, "not a non-negative integer"},
-		{"fractional dim", raw(`{"a":{"dtype":"U8","shape":[1.0],"data_offsets":[0,1]}}`, 1), report.HeaderInvalid, "not a non-negative integer"},
-		{"exponent offset", raw(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1e0]}}`, 1), report.HeaderInvalid, "not a non-negative integer"},
-		{"string dim", raw(`{"a":{"dtype":"U8","shape":["1"],"data_offsets":[0,1]}}`, 1), report.HeaderInvalid, "expected a non-negative integer"},
-		{"three offsets", raw(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1,2]}}`, 1), report.HeaderInvalid, "3 entries"},
-		{"huge dim", raw(`{"a":{"dtype":"U8","shape":[99999999999999999999],"data_offsets":[0,1]}}`, 1), report.HeaderInvalid, "out of range"},
-		{"shape overflow", raw(`{"a":{"dtype":"F64","shape":[4294967296,4294967296],"data_offsets":[0,1]}}`, 1), report.HeaderInvalid, "overflows"},
-		{"size mismatch", raw(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}}`, 4), report.HeaderInvalid, "needs 8 bytes"},
-		{"end before begin", raw(`{"a":{"dtype":"U8","shape":[0],"data_offsets":[4,0]}}`, 4), report.HeaderInvalid, "end before"},
-		{"sub-byte", raw(`{"a":{"dtype":"F4","shape":[3],"data_offsets":[0,1]}}`, 1), report.HeaderInvalid, "whole number of bytes"},
-		{"gap at start", raw(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}}`, 2), report.DataLayout, "gap of 1 bytes at the start"},
-		{"gap between", raw(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"b":{"dtype":"U8","shape":[1],"data_offsets":[2,3]}}`, 3), report.DataLayout, "gap of 1 bytes between a"},
-		{"overlap", raw(`{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}}`, 3), report.DataLayout, "overlaps a"},
-		{"trailing bytes", raw(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}`, 5), report.DataLayout, "4 trailing bytes"},
-		{"out of bounds", raw(`{"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]}}`, 3), report.DataLayout, "beyond the 3-byte data buffer"},
-		{"sample: renamed to duplicate", messWith(func(h string) string { return strings.Replace(h, "a.lora_B.weight", "a.lora_A.weight", 1) }), report.HeaderInvalid, "duplicate tensor name"},
-		{"sample: metadata number", messWith(func(h string) string { return strings.Replace(h, `"pt"`, `42  `, 1) }), report.HeaderInvalid, "expected a string"},
-		{"sample: truncated data", func(t testing.TB) []byte { d := sample(t); return d[:len(d)-1] }, report.DataLayout, "beyond"},
-		{"sample: appended byte", func(t testing.TB) []byte { return append(sample(t), 0) }, report.DataLayout, "1 trailing bytes"},
+		}, ErrHeader, "exceeds the 8 bytes"},
+		{"not json", raw("hello!!!", 0), ErrHeader, "does not start with"},
+		{"array", raw("[]", 0), ErrHeader, "does not start with"},
+		{"bad utf8", raw("{\"\xff\":1}", 0), ErrHeader, "UTF-8"},
+		{"truncated json", raw(`{"a":{"dtype":"F32"`, 0), ErrHeader, "JSON"},
+		{"trailing json", raw(`{} {}`, 0), ErrHeader, "trailing data"},
+		{"duplicate name", raw(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}}`, 2), ErrHeader, `duplicate tensor name "a"`},
+		{"duplicate metadata", raw(`{"__metadata__":{},"__metadata__":{}}`, 0), ErrHeader, "duplicate"},
+		{"metadata not string", raw(`{"__metadata__":{"k":1}}`, 0), ErrHeader, "expected a string"},
+		{"metadata duplicate key", raw(`{"__metadata__":{"k":"a","k":"b"}}`, 0), ErrHeader, "duplicate key"},
+		{"unknown dtype", raw(`{"a":{"dtype":"F12","shape":[1],"data_offsets":[0,1]}}`, 1), ErrHeader, "unknown dtype"},
+		{"missing shape", raw(`{"a":{"dtype":"U8","data_offsets":[0,1]}}`, 1), ErrHeader, "missing shape"},
+		{"missing dtype", raw(`{"a":{"shape":[1],"data_offsets":[0,1]}}`, 1), ErrHeader, "missing dtype"},
+		{"missing offsets", raw(`{"a":{"dtype":"U8","shape":[1]}}`, 1), ErrHeader, "missing data_offsets"},
+		{"extra field", raw(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1],"x":1}}`, 1), ErrHeader, "unknown field"},
+		{"duplicate field", raw(`{"a":{"dtype":"U8","dtype":"U8","shape":[1],"data_offsets":[0,1]}}`, 1), ErrHeader, "duplicate field"},
+		{"negative dim", raw(`{"a":{"dtype":"U8","shape":[-1],"data_offsets":[0,1]}}`, 1), ErrHeader, "not a non-negative integer"},
+		{"fractional dim", raw(`{"a":{"dtype":"U8","shape":[1.0],"data_offsets":[0,1]}}`, 1), ErrHeader, "not a non-negative integer"},
+		{"exponent offset", raw(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1e0]}}`, 1), ErrHeader, "not a non-negative integer"},
+		{"string dim", raw(`{"a":{"dtype":"U8","shape":["1"],"data_offsets":[0,1]}}`, 1), ErrHeader, "expected a non-negative integer"},
+		{"three offsets", raw(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1,2]}}`, 1), ErrHeader, "3 entries"},
+		{"huge dim", raw(`{"a":{"dtype":"U8","shape":[99999999999999999999],"data_offsets":[0,1]}}`, 1), ErrHeader, "out of range"},
+		{"shape overflow", raw(`{"a":{"dtype":"F64","shape":[4294967296,4294967296],"data_offsets":[0,1]}}`, 1), ErrHeader, "overflows"},
+		{"size mismatch", raw(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}}`, 4), ErrHeader, "needs 8 bytes"},
+		{"end before begin", raw(`{"a":{"dtype":"U8","shape":[0],"data_offsets":[4,0]}}`, 4), ErrHeader, "end before"},
+		{"sub-byte", raw(`{"a":{"dtype":"F4","shape":[3],"data_offsets":[0,1]}}`, 1), ErrHeader, "whole number of bytes"},
+		{"gap at start", raw(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}}`, 2), ErrLayout, "gap of 1 bytes at the start"},
+		{"gap between", raw(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"b":{"dtype":"U8","shape":[1],"data_offsets":[2,3]}}`, 3), ErrLayout, "gap of 1 bytes between a"},
+		{"overlap", raw(`{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}}`, 3), ErrLayout, "overlaps a"},
+		{"trailing bytes", raw(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}`, 5), ErrLayout, "4 trailing bytes"},
+		{"out of bounds", raw(`{"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]}}`, 3), ErrLayout, "beyond the 3-byte data buffer"},
+		{"sample: renamed to duplicate", messWith(func(h string) string { return strings.Replace(h, "a.lora_B.weight", "a.lora_A.weight", 1) }), ErrHeader, "duplicate tensor name"},
+		{"sample: metadata number", messWith(func(h string) string { return strings.Replace(h, `"pt"`, `42  `, 1) }), ErrHeader, "expected a string"},
+		{"sample: truncated data", func(t testing.TB) []byte { d := sample(t); return d[:len(d)-1] }, ErrLayout, "beyond"},
+		{"sample: appended byte", func(t testing.TB) []byte { return append(sample(t), 0) }, ErrLayout, "1 trailing bytes"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -207,8 +209,8 @@ func TestReject(t *testing.T) {
 			if err == nil {
 				t.Fatal("accepted")
 			}
-			if got := codeOf(err); got != c.code {
-				t.Fatalf("code = %s, want %s (%v)", got, c.code, err)
+			if !errors.Is(err, c.want) || !wrapsSentinel(err) {
+				t.Fatalf("error %v does not wrap %v", err, c.want)
 			}
 			if !strings.Contains(err.Error(), c.msg) {
 				t.Errorf("message %q lacks %q", err.Error(), c.msg)
@@ -240,7 +242,7 @@ func independent(t *testing.T, data []byte) string {
 
 // TestMutations corrupts the sample at every header byte and at every offset
 // boundary: each mutant is either read with the same meaning, read as a
-// different but fully consistent file, or rejected with a code — never a
+// different but fully consistent file, or rejected with a sentinel error — never a
 // panic, never more memory than the file.
 func TestMutations(t *testing.T) {
 	orig := sample(t)
@@ -260,8 +262,8 @@ func TestMutations(t *testing.T) {
 			t.Errorf("%s: allocated %d bytes for a %d-byte file", label, grew, len(mutant))
 		}
 		if err != nil {
-			if c := codeOf(err); !strings.Contains(string(c), ".") || strings.HasPrefix(string(c), "uncoded") {
-				t.Errorf("%s: uncoded error %v", label, err)
+			if !wrapsSentinel(err) {
+				t.Errorf("%s: error without a sentinel: %v", label, err)
 			}
 			return
 		}
@@ -340,8 +342,8 @@ func FuzzHeader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := NewReader(bytes.NewReader(data), int64(len(data)), "fuzz")
 		if err != nil {
-			if c := codeOf(err); strings.HasPrefix(string(c), "uncoded") {
-				t.Fatalf("uncoded error: %v", err)
+			if !wrapsSentinel(err) {
+				t.Fatalf("error without a sentinel: %v", err)
 			}
 			return
 		}

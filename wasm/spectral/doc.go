@@ -21,6 +21,27 @@
 // then the eigenvalues of a k × k symmetric matrix (dsyev, values only).
 // Everything after the Grams is O(r³) in float64.
 //
+// # Feeding encoded factors
+//
+// Gram.FeedColumns and Gram.FeedRows take a factor's bytes as stored (bf16
+// widened inline — a shift, exact — other dtypes through dtype.Decode32)
+// and feed panels of PanelRows rows: the columns of A for A·Aᵀ, the rows of
+// B for Bᵀ·B. They count the non-finite values they meet and return the
+// Gram's trace, ‖X‖²_F, so that one pass over the bytes gives the scan and
+// the Gram.
+//
+// # Kernels
+//
+// Two loops are swappable through package kernels: GramKernels, the panel
+// update Pᵀ·P (portable Go; an AVX2+FMA one built with GOEXPERIMENT=simd
+// on amd64, chosen at start-up when the CPU has both and CheckGramKernel
+// accepts it), and ProbeKernels, the loops of the randomized probes with
+// four probes (portable Go; the browser's engine workers install
+// WebAssembly SIMD ones after checking them against ApplyPortable and its
+// siblings). Every kernel sums the same float32 products, in its own
+// order: results agree within the panel bound above (TestKernelsAgree
+// asks 10⁻⁶·√(Gᵢᵢ·Gⱼⱼ)).
+//
 // Because the Grams square the singular values, a value below about
 // √(10⁻⁶) = 10⁻³ of σ₁ is not resolved. The numerical rank therefore counts
 // σᵢ above σ₁·max(max(out, in)·2⁻²³, 2⁻¹⁰) — NumPy's matrix_rank threshold

@@ -1,9 +1,12 @@
 package spectral
 
 import (
+	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/kvit-s/clefcheck/wasm/kernels"
 )
 
 // PanelRows is the number of rows of Xᵀ summed in float32 before the sums
@@ -59,7 +62,7 @@ func (g *Gram) Flush() {
 	if g.rows == 0 {
 		return
 	}
-	syrkPanel(g.panel[:g.rows*g.stride], g.rows, g.stride, g.g)
+	GramKernels.Get()(g.panel[:g.rows*g.stride], g.rows, g.stride, g.g)
 	g.rows = 0
 }
 
@@ -83,10 +86,20 @@ func (g *Gram) Sym() *mat.SymDense {
 	return mat.NewSymDense(n, data)
 }
 
-// syrkPanel adds Pᵀ·P into the upper triangle of g (stride × stride), for P
-// k × stride row-major. Tiles of 4 × 16 entries are summed in float32 over
-// the panel's k rows.
-var syrkPanel = syrkPanelGo
+// GramKernel adds Pᵀ·P into the upper triangle of g (stride × stride), for
+// P k × stride row-major (k ≤ PanelRows, stride a multiple of 16), each
+// entry summed in float32 over the panel's k rows and added into g in
+// float64.
+type GramKernel func(p []float32, k, stride int, g []float64)
+
+// GramKernels is the slot of the Gram panel update (package kernels): the
+// portable syrkPanelGo, and under GOEXPERIMENT=simd on amd64 with AVX2 and
+// FMA the archsimd kernel "avx2", installed at start-up once
+// CheckGramKernel accepts it.
+var GramKernels = kernels.NewSlot[GramKernel]("gram", syrkPanelGo)
+
+// syrkPanelGo is the portable GramKernel: tiles of 4 × 4 entries summed in
+// float32 over the panel's k rows.
 
 func syrkPanelGo(p []float32, k, stride int, g []float64) {
 	for i0 := 0; i0 < stride; i0 += 4 {
@@ -150,9 +163,41 @@ func tile4x4(p []float32, k, stride, i0, j0 int, g []float64) {
 }
 
 // Kernel names the Gram kernel in use ("go" or "avx2").
-func Kernel() string { return kernelName }
+//
+// Deprecated: use GramKernels.Name().
+func Kernel() string { return GramKernels.Name() }
 
-var kernelName = "go"
+// CheckGramKernel compares a Gram kernel with the portable one on panels
+// of bf16-representable values of a few sizes (one row, a few, a full
+// panel; 16 to 48 columns): every entry must agree within 10⁻⁶·√(Gᵢᵢ·Gⱼⱼ),
+// far below the float32 rounding of a panel's sums (64·2⁻²⁴ ≈ 4·10⁻⁶ of
+// them at worst) yet far above what a wrong kernel gives.
+func CheckGramKernel(candidate, portable GramKernel) error {
+	x := uint32(12345)
+	for _, n := range []int{16, 48} {
+		stride := n
+		p := make([]float32, PanelRows*stride)
+		for i := range p {
+			x = x*1664525 + 1013904223
+			p[i] = float32(int32(x>>24)-128) / 64 // 8 significant bits: exact in bf16
+		}
+		for _, k := range []int{1, 7, PanelRows} {
+			g1 := make([]float64, stride*stride)
+			g2 := make([]float64, stride*stride)
+			candidate(p[:k*stride], k, stride, g1)
+			portable(p[:k*stride], k, stride, g2)
+			for i := 0; i < n; i++ {
+				for j := i; j < n; j++ {
+					a, b := g1[i*stride+j], g2[i*stride+j]
+					if d := math.Abs(a - b); d > 1e-6*math.Sqrt(g2[i*stride+i]*g2[j*stride+j])+1e-30 {
+						return fmt.Errorf("n=%d k=%d (%d,%d): %g, the portable kernel %g", n, k, i, j, a, b)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
 
 // GramOfRows computes X·Xᵀ for X rows × cols row-major (e.g. A·Aᵀ), by
 // feeding the columns of X as panel rows. A helper for tests and callers that

@@ -7,13 +7,14 @@ import (
 	"unsafe"
 )
 
-// The AVX2+FMA kernel, built with GOEXPERIMENT=simd. Plain builds (and wasm)
-// use syrkPanelGo; tests compare the two.
+// The AVX2+FMA Gram kernel, built with GOEXPERIMENT=simd. Plain builds (and
+// wasm) have only syrkPanelGo; CheckGramKernel and TestKernelsAgree compare
+// the two.
 
 func init() {
 	if archsimd.X86.AVX2() && archsimd.X86.FMA() {
-		syrkPanel = syrkPanelAVX2
-		kernelName = "avx2"
+		// A kernel that disagrees with the portable one stays unused.
+		_ = GramKernels.Try("avx2", syrkPanelAVX2, CheckGramKernel)
 	}
 }
 

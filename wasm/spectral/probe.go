@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+
+	"github.com/kvit-s/clefcheck/wasm/kernels"
 )
 
 // Randomized check of the SVD form.
@@ -74,14 +76,15 @@ const probeFlush = 256
 // float32, with k probes drawn from seed (0: DefaultProbes; made even).
 // yield, when not nil, is called between blocks of the long side.
 func Probe(a []float32, b []float32, r, in, out int, s float64, k int, seed uint64, yield func() error) ProbeResult {
+	pk := ProbeKernels.Get()
 	if k <= 0 {
 		k = DefaultProbes
 	}
 	k += k % 2
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	da := make([]float64, r)
-	if kernels.RowSquares != nil {
-		kernels.RowSquares(a, r, in, da)
+	if pk.RowSquares != nil {
+		pk.RowSquares(a, r, in, da)
 	} else {
 		RowSquaresPortable(a, r, in, da)
 	}
@@ -114,13 +117,14 @@ func Probe(a []float32, b []float32, r, in, out int, s float64, k int, seed uint
 // colSquares returns the squared norms of the columns of x (rows × r):
 // float32 sums of probeFlush rows, added in float64.
 func colSquares(x []float32, rows, r int) []float64 {
+	pk := ProbeKernels.Get()
 	d := make([]float64, r)
 	acc := make([]float32, r)
 	for i0 := 0; i0 < rows; i0 += probeFlush {
 		clear(acc)
 		end := min(rows, i0+probeFlush)
-		if kernels.ColSquares != nil {
-			kernels.ColSquares(x[i0*r:end*r], end-i0, r, acc)
+		if pk.ColSquares != nil {
+			pk.ColSquares(x[i0*r:end*r], end-i0, r, acc)
 		} else {
 			ColSquaresPortable(x[i0*r:end*r], end-i0, r, acc)
 		}
@@ -212,6 +216,7 @@ func powerBound(rng *rand.Rand, d []float64, k int, t float64, apply func(w []fl
 // each row x of X gives u = x·w (k values) and adds x ⊗ u to y. The float32
 // sums of probeFlush rows are added into y in float64.
 func gramApply(x []float32, rows, r, k int, w []float32, y []float64, yield func() error) {
+	pk := ProbeKernels.Get()
 	clear(y)
 	acc := make([]float32, r*k)
 	u := make([]float32, 2*k)
@@ -219,8 +224,8 @@ func gramApply(x []float32, rows, r, k int, w []float32, y []float64, yield func
 		clear(acc)
 		end := min(rows, i0+probeFlush)
 		i := i0
-		if k == 4 && kernels.Apply4 != nil && r > 0 {
-			kernels.Apply4(x[i0*r:end*r], end-i0, r, w, acc)
+		if k == 4 && pk.Apply4 != nil && r > 0 {
+			pk.Apply4(x[i0*r:end*r], end-i0, r, w, acc)
 			i = end
 		}
 		if k == 4 {
@@ -272,19 +277,32 @@ type Kernels struct {
 	RowSquares func(a []float32, r, n int, out []float64)
 }
 
-var kernels = Kernels{Name: "go"}
+// ProbeKernels is the slot of the probes' loops (package kernels). Its
+// portable kernel is Kernels{Name: "go"}: every field nil, the built-in
+// loops. A candidate is checked against ApplyPortable, ApplyColsPortable,
+// ColSquaresPortable and RowSquaresPortable before it is installed.
+var ProbeKernels = kernels.NewSlot[Kernels]("probes", Kernels{Name: kernels.Portable})
 
 // SetKernels installs faster loops for the probes (Kernels{} restores the
 // portable ones).
+//
+// Deprecated: use ProbeKernels.Install(name, k) and ProbeKernels.Reset().
 func SetKernels(k Kernels) {
-	if k.Name == "" {
-		k.Name = "go"
+	none := k.Apply4 == nil && k.Apply4Cols == nil && k.ColSquares == nil && k.RowSquares == nil
+	if k.Name == "" || k.Name == kernels.Portable {
+		if none {
+			ProbeKernels.Reset()
+			return
+		}
+		k.Name = "custom"
 	}
-	kernels = k
+	ProbeKernels.Install(k.Name, k)
 }
 
 // ProbeKernel names the probes' loops in use.
-func ProbeKernel() string { return kernels.Name }
+//
+// Deprecated: use ProbeKernels.Name().
+func ProbeKernel() string { return ProbeKernels.Name() }
 
 // ApplyPortable is the portable Kernels.Apply4, one row at a time: the
 // reference an installed kernel is checked against.
@@ -313,14 +331,15 @@ func ApplyPortable(x []float32, rows, r int, w, acc []float32) {
 // and added into y in float64 (as gramApply does for the rows of X = Aᵀ,
 // without transposing A).
 func gramApplyCols(a []float32, r, n, k int, w []float32, y []float64, yield func() error) {
+	pk := ProbeKernels.Get()
 	clear(y)
 	acc := make([]float32, r*k)
 	t := make([]float32, probeFlush*k)
 	for j0 := 0; j0 < n; j0 += probeFlush {
 		cols := min(probeFlush, n-j0)
 		clear(acc)
-		if k == 4 && kernels.Apply4Cols != nil && r > 0 {
-			kernels.Apply4Cols(a, r, n, j0, cols, w, t, acc)
+		if k == 4 && pk.Apply4Cols != nil && r > 0 {
+			pk.Apply4Cols(a, r, n, j0, cols, w, t, acc)
 		} else {
 			ApplyColsPortable(a, r, n, j0, cols, k, w, t, acc)
 		}

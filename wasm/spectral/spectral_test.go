@@ -202,29 +202,53 @@ func ExampleSingularValues() {
 	// Output: 6.000000 1.000000
 }
 
-// TestKernelsAgree compares the kernel in use (the AVX2 one under
-// GOEXPERIMENT=simd on amd64) with the portable one on the same panels.
+// TestKernelsAgree compares every Gram kernel built in (the AVX2 one under
+// GOEXPERIMENT=simd on amd64) with the portable one on the same panels. It
+// skips when the portable kernel is the only one: then nothing is compared.
 func TestKernelsAgree(t *testing.T) {
+	cands := GramKernels.Candidates()
+	if len(cands) == 0 {
+		t.Skipf("only the portable Gram kernel is built here (kernels %v); build with GOEXPERIMENT=simd on amd64 with AVX2 for another", GramKernels.Names())
+	}
 	rng := rand.New(rand.NewPCG(9, 10))
-	for _, n := range []int{16, 48, 256} {
-		stride := n
-		p := randBF16(rng, PanelRows*stride, 0.02)
-		for _, k := range []int{1, 7, PanelRows} {
-			g1 := make([]float64, stride*stride)
-			g2 := make([]float64, stride*stride)
-			syrkPanel(p[:k*stride], k, stride, g1)
-			syrkPanelGo(p[:k*stride], k, stride, g2)
-			for i := 0; i < n; i++ {
-				for j := i; j < n; j++ {
-					a, b := g1[i*stride+j], g2[i*stride+j]
-					if d := math.Abs(a - b); d > 1e-6*math.Sqrt(g2[i*stride+i]*g2[j*stride+j])+1e-30 {
-						t.Fatalf("kernel %s n=%d k=%d (%d,%d): %g vs %g", Kernel(), n, k, i, j, a, b)
+	for _, c := range cands {
+		for _, n := range []int{16, 48, 256} {
+			stride := n
+			p := randBF16(rng, PanelRows*stride, 0.02)
+			for _, k := range []int{1, 7, PanelRows} {
+				g1 := make([]float64, stride*stride)
+				g2 := make([]float64, stride*stride)
+				c.Fn(p[:k*stride], k, stride, g1)
+				syrkPanelGo(p[:k*stride], k, stride, g2)
+				for i := 0; i < n; i++ {
+					for j := i; j < n; j++ {
+						a, b := g1[i*stride+j], g2[i*stride+j]
+						if d := math.Abs(a - b); d > 1e-6*math.Sqrt(g2[i*stride+i]*g2[j*stride+j])+1e-30 {
+							t.Fatalf("kernel %s n=%d k=%d (%d,%d): %g vs %g", c.Name, n, k, i, j, a, b)
+						}
 					}
 				}
 			}
 		}
+		if err := CheckGramKernel(c.Fn, syrkPanelGo); err != nil {
+			t.Errorf("CheckGramKernel rejects %s: %v", c.Name, err)
+		}
 	}
-	t.Logf("kernel in use: %s", Kernel())
+	t.Logf("kernels %v, in use: %s", GramKernels.Names(), GramKernels.Name())
+}
+
+// TestCheckGramKernel: the start-up check rejects a kernel that is wrong.
+func TestCheckGramKernel(t *testing.T) {
+	if err := CheckGramKernel(syrkPanelGo, syrkPanelGo); err != nil {
+		t.Fatal(err)
+	}
+	off := func(p []float32, k, stride int, g []float64) {
+		syrkPanelGo(p, k, stride, g)
+		g[1] += 1e-3 * math.Sqrt(g[0]*g[stride+1]) // one entry off
+	}
+	if err := CheckGramKernel(off, syrkPanelGo); err == nil {
+		t.Error("a wrong kernel passed the check")
+	}
 }
 
 // offFro is ‖D^-½(G − D)D^-½‖_F from an exact Gram.

@@ -1,0 +1,222 @@
+package audit
+
+import (
+	"context"
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/kvit-s/clefcheck/wasm/audit/findings"
+	"github.com/kvit-s/clefcheck/wasm/dtype"
+	"github.com/kvit-s/clefcheck/wasm/progress"
+	"github.com/kvit-s/clefcheck/wasm/report"
+	"github.com/kvit-s/clefcheck/wasm/safetensors"
+	"github.com/kvit-s/clefcheck/wasm/spectral"
+)
+
+func (a *auditor) values(ctx context.Context) error {
+	var todo []*Matrix
+	var total int64
+	for _, m := range a.res.Matrices {
+		if m.Skipped == "" {
+			todo = append(todo, m)
+			ta, _, _ := a.ck.Tensor(a.keys[m][0])
+			tb, _, _ := a.ck.Tensor(a.keys[m][1])
+			total += ta.Bytes() + tb.Bytes()
+		}
+	}
+	// Largest pairs first, so that no worker is left alone with a big one at the end.
+	sort.SliceStable(todo, func(i, j int) bool { return todo[i].Params > todo[j].Params })
+	phase := string(a.res.Summary.Mode) + " audit"
+	meter := progress.NewMeter(phase, total, a.opt.Progress)
+	var err error
+	if a.opt.Remote != nil {
+		err = a.checkRemote(ctx, todo, meter)
+	} else {
+		err = a.checkLocal(ctx, todo, meter, func(_ *Matrix, fs []report.Finding) { a.c.Findings = append(a.c.Findings, fs...) })
+	}
+	meter.Finish()
+	if err != nil {
+		return err
+	}
+	a.aggregateRank()
+	return nil
+}
+
+// checkLocal checks the pairs in todo with opt.Workers goroutines; done is
+// called under a lock as each pair finishes.
+func (a *auditor) checkLocal(ctx context.Context, todo []*Matrix, meter *progress.Meter, done func(*Matrix, []report.Finding)) error {
+	workers := a.opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, max(1, len(todo)))
+	jobs := make(chan *Matrix)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := &pairState{}
+			for m := range jobs {
+				fs := a.checkPair(st, m, meter)
+				mu.Lock()
+				done(m, fs)
+				mu.Unlock()
+			}
+		}()
+	}
+loop:
+	for _, m := range todo {
+		if err := ctx.Err(); err != nil {
+			firstErr = err
+			break
+		}
+		if a.opt.Yield != nil {
+			if err := a.opt.Yield(); err != nil {
+				firstErr = err
+				break loop
+			}
+		}
+		jobs <- m
+	}
+	close(jobs)
+	wg.Wait()
+	return firstErr
+}
+
+// pairState holds a worker's reusable buffers.
+type pairState struct {
+	bufA, bufB []byte
+	fa, fb     []float32 // decoded factors, for the probes
+	row        []float32
+	ga, gb     *spectral.Gram
+}
+
+func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []report.Finding {
+	var c report.Collector
+	ta, ra, _ := a.ck.Tensor(a.keys[m][0])
+	tb, rb, _ := a.ck.Tensor(a.keys[m][1])
+	var err error
+	if st.bufA, err = ra.ReadTensor(ta.Name, st.bufA); err != nil {
+		m.Skipped = "unreadable"
+		return findings.Of(err, ta.Name)
+	}
+	meter.Add(ta.Bytes())
+	if st.bufB, err = rb.ReadTensor(tb.Name, st.bufB); err != nil {
+		m.Skipped = "unreadable"
+		return findings.Of(err, tb.Name)
+	}
+	meter.Add(tb.Bytes())
+	r := m.Rank
+	var nfA, nfB int
+	var ssA, ssB float64
+	if a.opt.Mode == report.ModeRandomized {
+		if done, fs := a.probePair(st, m, ta, tb); done {
+			return fs
+		}
+	}
+	if a.opt.Mode == report.ModeQuick {
+		nfA, ssA = dtype.Scan(ta.DType, st.bufA, &st.row)
+		nfB, ssB = dtype.Scan(tb.DType, st.bufB, &st.row)
+	} else {
+		if st.ga == nil || st.ga.N != r {
+			st.ga, st.gb = spectral.NewGram(r), spectral.NewGram(r)
+		} else {
+			st.ga.Reset()
+			st.gb.Reset()
+		}
+		nfA, ssA = st.ga.FeedColumns(ta.DType, st.bufA, r, m.In, &st.row, a.opt.Yield)
+		nfB, ssB = st.gb.FeedRows(tb.DType, st.bufB, m.Out, r, a.opt.Yield)
+	}
+	m.NormA, m.NormB, m.Nonfinite = math.Sqrt(ssA), math.Sqrt(ssB), nfA+nfB
+	if nfA > 0 {
+		c.Addf(report.ValuesNonfinite, report.Fail, ta.Name, nfA, 0, "%d NaN or infinite values in lora_A", nfA)
+	}
+	if nfB > 0 {
+		c.Addf(report.ValuesNonfinite, report.Fail, tb.Name, nfB, 0, "%d NaN or infinite values in lora_B", nfB)
+	}
+	if a.opt.Mode == report.ModeQuick || m.Nonfinite > 0 {
+		return c.Findings
+	}
+	m.Method = "gram"
+	ga, gb := st.ga.Sym(), st.gb.Sym()
+	sigma, err := spectral.SingularValues(ga, gb, m.Scaling)
+	if err != nil {
+		c.Addf(report.RankDeficient, report.Fail, m.Module, nil, nil, "spectrum not computed: %v", err)
+		return c.Findings
+	}
+	m.Sigma = sigma
+	m.Fro = spectral.FroFromSigma(sigma)
+	m.NumRank = spectral.NumericalRank(sigma, m.Out, m.In)
+	form := spectral.FormOf(ga, gb).Deviation()
+	m.FormDev = &form
+	if m.Large && m.NumRank < r {
+		c.Addf(report.RankDeficient, report.Fail, m.Module, m.NumRank, r, "numerical rank %d < r = %d (σ below %.3g counted as zero)", m.NumRank, r, spectral.RankTolerance(sigma, m.Out, m.In))
+	} else if !m.Large && m.NumRank < min(m.Out, m.In, r) {
+		c.Addf(report.RankDeficient, report.Info, m.Module, m.NumRank, min(m.Out, m.In, r), "numerical rank %d, below the %d its smaller side allows (info: the matrix is not larger than r in both dimensions)", m.NumRank, min(m.Out, m.In, r))
+	}
+	if form > a.opt.Tol.Form {
+		c.Addf(report.FactorForm, report.Warn, m.Module, form, a.opt.Tol.Form, "A·Aᵀ and Bᵀ·B are not one diagonal matrix (deviation %.3g > %.3g): the factors are not A = √S·Vᵀ, B = U·√S", form, a.opt.Tol.Form)
+	}
+	return c.Findings
+}
+
+// probePair runs the randomized check; it returns done when the probes
+// established the form (the pair's figures are then set), or when values
+// were not finite.
+func (a *auditor) probePair(st *pairState, m *Matrix, ta, tb safetensors.TensorInfo) (bool, []report.Finding) {
+	var c report.Collector
+	r := m.Rank
+	if cap(st.fa) < r*m.In {
+		st.fa = make([]float32, r*m.In)
+	}
+	if cap(st.fb) < m.Out*r {
+		st.fb = make([]float32, m.Out*r)
+	}
+	fa, fb := st.fa[:r*m.In], st.fb[:m.Out*r]
+	nfA, _ := dtype.Decode32(ta.DType, st.bufA, fa)
+	nfB, _ := dtype.Decode32(tb.DType, st.bufB, fb)
+	if nfA+nfB > 0 {
+		return false, nil // the exact path reports them
+	}
+	seed := uint64(0)
+	for _, ch := range m.Module {
+		seed = seed*131 + uint64(ch)
+	}
+	p := spectral.Probe(fa, fb, r, m.In, m.Out, m.Scaling, a.opt.Probes, seed, a.opt.Yield)
+	if !p.Accepts(a.opt.Tol.Form) {
+		return false, nil
+	}
+	m.NormA, m.NormB = p.NormA, p.NormB
+	m.Sigma, m.Method = p.Sigma, "probes"
+	m.Fro = spectral.FroFromSigma(p.Sigma)
+	m.NumRank = spectral.NumericalRank(p.Sigma, m.Out, m.In)
+	dev := max(p.BoundA, p.BoundB, p.Diag)
+	bound := p.SigmaBound
+	m.FormDev, m.SigmaBound = &dev, &bound
+	if m.Large && m.NumRank < r {
+		c.Addf(report.RankDeficient, report.Fail, m.Module, m.NumRank, r, "numerical rank %d < r = %d (σ below %.3g counted as zero)", m.NumRank, r, spectral.RankTolerance(p.Sigma, m.Out, m.In))
+	} else if !m.Large && m.NumRank < min(m.Out, m.In, r) {
+		c.Addf(report.RankDeficient, report.Info, m.Module, m.NumRank, min(m.Out, m.In, r), "numerical rank %d, below the %d its smaller side allows (info: the matrix is not larger than r in both dimensions)", m.NumRank, min(m.Out, m.In, r))
+	}
+	return true, c.Findings
+}
+
+func (a *auditor) aggregateRank() {
+	if a.opt.Mode == report.ModeQuick {
+		return
+	}
+	n := 0
+	for _, m := range a.res.Matrices {
+		if m.Sigma != nil && !m.Large && m.NumRank == min(m.Out, m.In, m.Rank) {
+			n++
+		}
+	}
+	if n > 0 {
+		a.c.Addf(report.RankDeficient, report.Info, "adapter_model", n, nil, "%d matrices have a side not larger than r; their numerical rank equals that side, the most it can be", n)
+	}
+}
