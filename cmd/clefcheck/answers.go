@@ -62,6 +62,12 @@ func (c *AnswersCommand) Run(ctx context.Context, args []string) error {
 
 func printAnswers(w io.Writer, res *report.Answers) {
 	s := res.Summary
+	if s.Answered == 0 { // no figures were measured
+		fmt.Fprintf(w, "answers: %d reference records, none answered\n", s.Records)
+		printFindings(w, res.Findings)
+		fmt.Fprintf(w, "\nverdict: %s\n", res.Verdict.Label())
+		return
+	}
 	fmt.Fprintf(w, "answers: %d of %d records agree with the reference (%d answered); max |Δlogit| %.4g, mean KL %.3g nats\n", s.Agree, s.Records, s.Answered, s.MaxDLogit, s.MeanKL)
 	if s.Known > 0 {
 		fmt.Fprintf(w, "known answers: reference %d of %d right, candidate %d of %d\n", s.RefCorrect, s.Known, s.CandCorrect, s.Known)

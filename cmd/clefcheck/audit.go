@@ -123,6 +123,10 @@ func (c *AuditCommand) Run(ctx context.Context, args []string) error {
 func printAudit(w io.Writer, res *report.Audit, matrices bool) {
 	s := res.Summary
 	fmt.Fprintf(w, "clefcheck audit of %s (%s, %.2f s)\n", s.Adapter, s.Mode, s.Seconds)
+	if len(s.Files) == 0 && s.Tensors == 0 { // nothing was read: no figures to show
+		printFindings(w, res.Findings)
+		return
+	}
 	fmt.Fprintf(w, "  %d tensors in %d file(s); %d pairs (%d large, %d small), %d parameters, %d bytes\n", s.Tensors, len(s.Files), s.Pairs, s.Large, s.Small, s.Parameters, s.Bytes)
 	fmt.Fprintf(w, "  r = %d, lora_alpha = %g, use_rslora = %v → scaling %g; dtypes %v\n", s.Rank, s.Alpha, s.RSLoRA, s.Scaling, s.DTypes)
 	if len(s.Layers) > 0 {
@@ -153,7 +157,7 @@ func printFindings(w io.Writer, fs []report.Finding) {
 	for _, f := range fs {
 		counts[f.Severity]++
 	}
-	fmt.Fprintf(w, "\n%d findings: %d fail, %d warn, %d info\n", len(fs), counts[report.Fail], counts[report.Warn], counts[report.Info])
+	fmt.Fprintf(w, "\n%d findings: %d fail, %d could not be checked, %d warn, %d info\n", len(fs), counts[report.Fail], counts[report.Unchecked], counts[report.Warn], counts[report.Info])
 	const maxShown = 40
 	for i, f := range fs {
 		if i == maxShown {

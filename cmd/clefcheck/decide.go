@@ -88,8 +88,9 @@ func printDecide(w io.Writer, res *report.Decisions) {
 			fmt.Fprintf(w, "  failed: %s: %s\n", r.ID, report.Clip(r.Error, 200))
 		}
 	}
-	l := s.Latency
-	fmt.Fprintf(w, "latency: p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms; %.1f decisions/s\n", l.P50, l.P90, l.P99, l.Max, l.Throughput)
+	if l := s.Latency; s.Answered > 0 {
+		fmt.Fprintf(w, "latency: p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms; %.1f decisions/s\n", l.P50, l.P90, l.P99, l.Max, l.Throughput)
+	}
 	if a := s.Answers; a != nil {
 		fmt.Fprintf(w, "agreement with the reference: %d of %d; max |Δlogit| %.4g, mean KL %.3g nats\n", a.Agree, a.Records, a.MaxDLogit, a.MeanKL)
 		if a.Known > 0 {

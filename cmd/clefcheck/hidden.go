@@ -59,6 +59,12 @@ func (c *HiddenCommand) Run(ctx context.Context, args []string) error {
 
 func printHidden(w io.Writer, res *report.Hidden) {
 	s := res.Summary
+	if s.Compared == 0 { // no figures were measured
+		fmt.Fprintf(w, "hidden states: %d records, none compared\n", s.Records)
+		printFindings(w, res.Findings)
+		fmt.Fprintf(w, "\nverdict: %s\n", res.Verdict.Label())
+		return
+	}
 	fmt.Fprintf(w, "hidden states: %d records, %d compared, %d failed; worst cosine %.6f, worst rel. L2 %.4g (tolerances: cos ≥ %g, rel L2 ≤ %g)\n",
 		s.Records, s.Compared, s.Failed, s.MinCosine, s.MaxRelL2, s.Tol.MinCosine, s.Tol.MaxRelL2)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -99,14 +100,24 @@ func done(w io.Writer, asJSON bool, v any, o report.Outcome, text func(io.Writer
 	} else {
 		text(w)
 	}
-	if o.Verdict.Failed() {
+	if o.Verdict.Exit() != 0 {
 		return &FailedError{Verdict: o.Verdict}
 	}
 	return nil
 }
 
+// writeJSON prints v as indented JSON; a figure that is not finite is
+// printed as null rather than breaking the output (report.JSON).
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	data, err := report.JSON(v)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, data, "", "  "); err != nil {
+		return err
+	}
+	buf.WriteByte('\n')
+	_, err = w.Write(buf.Bytes())
+	return err
 }

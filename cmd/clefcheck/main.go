@@ -42,7 +42,8 @@ type UsageError struct{ Msg string }
 
 func (e *UsageError) Error() string { return e.Msg }
 
-// FailedError means the check ran and failed (exit 1).
+// FailedError means the check ended with a verdict that is not a pass:
+// fail (exit 1) or error, it could not be completed (exit 2).
 type FailedError struct{ Verdict report.Verdict }
 
 func (e *FailedError) Error() string { return "verdict: " + string(e.Verdict) }
@@ -68,11 +69,11 @@ Run 'clefcheck <command> -h' for a command's flags.
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stderr))
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // run maps errors to exit codes; it is the only place that does.
-func run(ctx context.Context, args []string, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stderr, usage())
 		if len(args) == 0 {
@@ -97,12 +98,25 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return 0
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "clefcheck %s: %s\n\n%s", args[0], ue.Msg, cmd.Usage())
+		jsonError(stdout, args, report.Could(report.CheckInvalid, "clefcheck "+args[0], "%s (see clefcheck %s -h)", ue.Msg, args[0]))
 		return 2
 	case errors.As(err, &fe):
-		return 1
+		return fe.Verdict.Exit()
 	default:
 		fmt.Fprintf(stderr, "clefcheck %s: %v\n", args[0], err)
+		jsonError(stdout, args, report.ErrorOf(err, "clefcheck "+args[0]))
 		return 2
+	}
+}
+
+// jsonError prints, when the command was asked for JSON, the one JSON
+// object it owes even when it could not run: verdict error and why.
+func jsonError(stdout io.Writer, args []string, f report.Finding) {
+	for _, a := range args {
+		if a == "--json" || a == "-json" || a == "--json=true" || a == "-json=true" {
+			writeJSON(stdout, report.Outcome{Verdict: report.VerdictError, Findings: []report.Finding{f}})
+			return
+		}
 	}
 }
 

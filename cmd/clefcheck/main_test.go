@@ -33,7 +33,7 @@ func cli(t *testing.T, args ...string) (int, string, string) {
 	commands["decide"] = func() Command { return &DecideCommand{stdout: &out, stderr: &errb} }
 	commands["hidden"] = func() Command { return &HiddenCommand{stdout: &out, stderr: &errb} }
 	commands["answers"] = func() Command { return &AnswersCommand{stdout: &out, stderr: &errb} }
-	code := run(context.Background(), args, &errb)
+	code := run(context.Background(), args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -73,9 +73,21 @@ func TestCLI(t *testing.T) {
 		t.Errorf("failing audit: %d\n%s", code, out)
 	}
 	// Could not run: exit 2 with a hint.
+	// A folder that is not there: verdict error (exit 2), with one JSON
+	// object that says so.
+	code, out, _ = cli(t, "audit", "--json", filepath.Join(dir, "nope"))
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 2 || res.Verdict != "error" || len(res.Findings) != 1 || res.Findings[0].Code != "input.missing" || res.Findings[0].Severity != "error" {
+		t.Errorf("missing folder: exit %d, %v: %s", code, err, out)
+	}
+	if code, out, _ := cli(t, "audit", filepath.Join(dir, "nope")); code != 2 || !strings.Contains(out, "verdict: ERROR") || !strings.Contains(out, "input.missing") || strings.Contains(out, "0 pairs") {
+		t.Errorf("missing folder, text: exit %d\n%s", code, out)
+	}
+	// A usage error with --json still prints one JSON object.
+	if code, out, _ := cli(t, "audit", "--json", "--bogus", ad); code != 2 || !strings.Contains(out, `"verdict": "error"`) || !strings.Contains(out, "check.invalid") {
+		t.Errorf("usage error with --json: exit %d: %s", code, out)
+	}
 	for _, args := range [][]string{
 		{"audit"},
-		{"audit", filepath.Join(dir, "nope")},
 		{"audit", "--bogus", ad},
 		{"audit", "--claims", "nosuch", ad},
 		{"audit", "--base", "x", ad},
@@ -252,11 +264,12 @@ func TestDecideFailures(t *testing.T) {
 	}
 	failed := 0
 	for _, f := range res.Findings {
-		if f.Code == "decision.failed" && strings.Contains(f.Message, "model not loaded") {
+		if f.Code == "decision.failed" && f.Severity == "error" && strings.Contains(f.Message, "model not loaded") {
 			failed++
 		}
 	}
-	if code != 1 || res.Summary.Answered != 0 || res.Summary.Failed != 18 || failed != 18 || *res.Summary.Agree != 0 {
+	// The server is unusable, not wrong: nothing was checked (exit 2).
+	if code != 2 || res.Verdict != "error" || res.Summary.Answered != 0 || res.Summary.Failed != 18 || failed != 18 || *res.Summary.Agree != 0 {
 		t.Errorf("exit %d, summary %+v, %d decision.failed", code, res.Summary, failed)
 	}
 }

@@ -75,6 +75,10 @@ func (c *RebuildCommand) Run(ctx context.Context, args []string) error {
 }
 
 func printRebuild(w io.Writer, res *report.Rebuild) {
+	if res.Compared == 0 && len(res.Matrices) == 0 { // nothing was read
+		printFindings(w, res.Findings)
+		return
+	}
 	fmt.Fprintf(w, "\nrebuild: %d tensors compared, %d differ; %d modules rebuilt\n", res.Compared, len(res.Differing), len(res.Matrices))
 	worst := struct{ ratio, rel float64 }{}
 	for _, m := range res.Matrices {

@@ -14,6 +14,11 @@ const (
 	Fail Severity = "fail"
 	Warn Severity = "warn"
 	Info Severity = "info"
+	// Unchecked (severity "error"): this part of the check could not be
+	// done (an input missing or unreachable, a refused request, a timeout,
+	// a cancellation, nothing to compare). It says nothing about the
+	// artifact.
+	Unchecked Severity = "error"
 )
 
 // Code is a stable finding code (FORMATS §6, extended in wasm/FORMATS.md):
@@ -81,16 +86,32 @@ const (
 // Failed reports whether the verdict is fail (exit status 1).
 func (v Verdict) Failed() bool { return v == VerdictFail }
 
-// VerdictOf a list of findings: fail if any fails, else warn if any warns,
-// else pass.
+// Exit is the verdict's exit status: 0 pass or warn, 1 fail, 2 error.
+func (v Verdict) Exit() int {
+	switch v {
+	case VerdictFail:
+		return 1
+	case VerdictError:
+		return 2
+	}
+	return 0
+}
+
+// VerdictOf a list of findings: fail if any fails (what was measured is
+// wrong, even if the rest could not be checked); else error if part of the
+// check could not be done; else warn if any warns; else pass.
 func VerdictOf(fs []Finding) Verdict {
 	v := VerdictPass
 	for _, f := range fs {
 		switch f.Severity {
 		case Fail:
 			return VerdictFail
+		case Unchecked:
+			v = VerdictError
 		case Warn:
-			v = VerdictWarn
+			if v == VerdictPass {
+				v = VerdictWarn
+			}
 		}
 	}
 	return v
@@ -143,7 +164,7 @@ func ParseMode(s string) (Mode, error) {
 // Sort orders findings fail, warn, info, then by code and subject, keeping the
 // order of equal ones.
 func Sort(fs []Finding) {
-	rank := map[Severity]int{Fail: 0, Warn: 1, Info: 2}
+	rank := map[Severity]int{Fail: 0, Unchecked: 1, Warn: 2, Info: 3}
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
 		if rank[a.Severity] != rank[b.Severity] {

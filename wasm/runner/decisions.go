@@ -143,7 +143,7 @@ func (b *batch) outcome(o *decision.Outcome) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if o.Err != nil {
-		b.col.Addf(report.DecisionFailed, report.Fail, o.Record.ID, nil, nil, "%v", o.Err)
+		b.col.Add(decisionFailed(o.Record.ID, o.Err))
 		return
 	}
 	if !b.spec.Hidden {
@@ -171,6 +171,28 @@ func (b *batch) outcome(o *decision.Outcome) {
 		r, rerr := refs.ReadHidden(b.refFS, path.Join("hidden", refs.FileName(o.Record.ID)))
 		b.hidden.Record(o.Record.ID, r, rerr, hs, err)
 	}
+}
+
+// decisionFailed is the finding for a failed request. A server that
+// answers against the protocol fails (it is the server under test that is
+// wrong); one that cannot be reached, times out, refuses or answers an
+// HTTP error leaves the record unchecked (severity error), with a hint.
+func decisionFailed(id string, err error) report.Finding {
+	f := report.Finding{Code: report.DecisionFailed, Severity: report.Unchecked, Subject: id, Message: clip(err.Error(), 600)}
+	var de *decision.Error
+	if errors.As(err, &de) {
+		switch {
+		case de.Kind == "protocol":
+			f.Severity = report.Fail
+		case de.Status == 401 || de.Status == 403:
+			f.Message += " — the server wants a token, or this one lacks access"
+		case de.Status == 404 || de.Status == 405:
+			f.Message += " — is this the decision service's base URL? It has no POST " + decision.Path
+		case de.Kind == "network" && de.Hint == "":
+			f.Message += " — the server could not be reached: is it running, and is the URL right?"
+		}
+	}
+	return f
 }
 
 // save writes one output file through the host.
@@ -296,7 +318,13 @@ func (b *batch) finish(outs []*decision.Outcome, server string, wall time.Durati
 			return nil, fmt.Errorf("saving the hidden states: %w", b.saveErr)
 		}
 	}
-	if b.ref != nil {
+	if b.ref != nil && len(b.ref) == 0 {
+		b.col.Add(report.Could(report.CheckEmpty, "reference", "none of the %d records sent has a reference answer: nothing to compare (are these the reference's records?)", len(outs)))
+	}
+	if res.Summary.Answered == 0 {
+		b.col.Add(report.Could(report.CheckEmpty, server, "no record was answered: nothing was checked"))
+	}
+	if len(b.ref) > 0 {
 		ar := compare.Answers(b.ref, cand, known)
 		res.Summary.Answers = &ar.Summary
 		agree := ar.Summary.Agree
@@ -311,6 +339,9 @@ func (b *batch) finish(outs []*decision.Outcome, server string, wall time.Durati
 	if b.hidden != nil {
 		hr := b.hidden.Result()
 		res.Summary.Hidden = &hr.Summary
+		if hr.Summary.Compared == 0 && res.Summary.Answered > 0 {
+			b.col.Add(report.Could(report.CheckEmpty, "hidden states", "no record's hidden states could be compared with the reference"))
+		}
 		for _, f := range hr.Findings {
 			if f.Severity != report.Info {
 				b.col.Add(f)

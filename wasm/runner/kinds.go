@@ -138,6 +138,13 @@ func runHidden(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs
 		if err != nil {
 			return nil, err
 		}
+		switch {
+		case res.Summary.Records == 0:
+			res.Add(report.Could(report.CheckEmpty, spec.Ref.String(), "the reference folder holds no hidden-state files (<id>.safetensors): nothing to compare"))
+		case allMissing(res):
+			res.Outcome = report.Outcome{} // no capture at all, not a capture that lacks records
+			res.Add(report.Could(report.CheckEmpty, spec.Cand.String(), "the folder holds none of the reference's records (<id>.safetensors): nothing to compare"))
+		}
 		res.Source = spec.Cand.String()
 		return &jobs.Output{Hidden: res, Note: res.Source, Markdown: HiddenMarkdown(res, res.Source)}, nil
 	}
@@ -149,49 +156,61 @@ func runHidden(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs
 	if err != nil {
 		return nil, err
 	}
+	// Each record is compared as its states arrive, then they are dropped.
 	c := &decision.Client{BaseURL: spec.Server, Token: spec.Token, Timeout: 60 * time.Second}
+	hc := compare.NewHiddenComparer(tolOf(spec))
+	var failed []report.Finding
 	done := 0
 	var mu sync.Mutex
-	outs := decision.Run(ctx, c, recs, decision.RunOptions{Concurrency: 2, Hidden: true, OnOutcome: func(o *decision.Outcome) {
+	decision.Run(ctx, c, recs, decision.RunOptions{Concurrency: 2, Hidden: true, OnOutcome: func(o *decision.Outcome) {
+		hs, herr := o.HiddenStates()
+		if o.Resp != nil {
+			o.Resp.Hidden = nil
+		}
+		var r *refs.Hidden
+		var rerr error
+		if o.Err == nil && herr == nil && hs != nil {
+			r, rerr = refs.ReadHidden(site, path.Join("reference/hidden", refs.FileName(o.Record.ID)))
+		}
 		mu.Lock()
+		defer mu.Unlock()
 		done++
-		n := done
-		mu.Unlock()
-		em.send(jobs.Event{Note: fmt.Sprintf("captured %d of %d records from %s…", n, len(recs), clip(spec.Server, 120))})
+		switch {
+		case o.Err != nil:
+			failed = append(failed, decisionFailed(o.Record.ID, o.Err))
+		case herr != nil:
+			failed = append(failed, report.Finding{Code: report.DecisionFailed, Severity: report.Fail, Subject: o.Record.ID, Message: "hidden states: " + clip(herr.Error(), 300)})
+		case hs == nil:
+			failed = append(failed, report.Finding{Code: report.DecisionFailed, Severity: report.Fail, Subject: o.Record.ID, Message: "the server sent no hidden states (return_hidden was asked)"})
+		default:
+			hc.Record(o.Record.ID, r, rerr, hs, nil)
+		}
+		em.send(jobs.Event{Note: fmt.Sprintf("captured %d of %d records from %s…", done, len(recs), clip(spec.Server, 120))})
 	}})
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	cand := map[string]*refs.Hidden{}
-	var ids, failed []string
-	for _, o := range outs {
-		ids = append(ids, o.Record.ID)
-		hs, err := o.HiddenStates()
-		switch {
-		case o.Err != nil:
-			failed = append(failed, o.Record.ID+": "+o.Err.Error())
-		case err != nil:
-			failed = append(failed, o.Record.ID+": "+err.Error())
-		case hs != nil:
-			cand[hs.ID] = hs
-		}
+	res := hc.Result()
+	res.Add(failed...)
+	if res.Summary.Compared == 0 {
+		res.Add(report.Could(report.CheckEmpty, clip(spec.Server, 200), "no record's hidden states were captured and compared"))
 	}
-	var candIDs []string
-	for id := range cand {
-		candIDs = append(candIDs, id)
-	}
-	res := compare.HiddenOf(ids, candIDs,
-		func(id string) (*refs.Hidden, error) {
-			return refs.ReadHidden(site, path.Join("reference/hidden", refs.FileName(id)))
-		},
-		func(id string) (*refs.Hidden, error) { return cand[id], nil },
-		tolOf(spec))
 	note := fmt.Sprintf("captured live from %s; reference from the demo world", clip(spec.Server, 200))
 	if len(failed) > 0 {
-		note += fmt.Sprintf("; %d requests failed (first: %s)", len(failed), clip(failed[0], 200))
+		note += fmt.Sprintf("; %d of %d requests failed (first: %s)", len(failed), len(recs), clip(failed[0].Message, 200))
 	}
 	res.Source = note
 	return &jobs.Output{Hidden: res, Note: note, Markdown: HiddenMarkdown(res, note)}, nil
+}
+
+// allMissing tells whether the candidate had none of the records.
+func allMissing(res *report.Hidden) bool {
+	for _, r := range res.Records {
+		if r.Status != "missing" {
+			return false
+		}
+	}
+	return len(res.Records) > 0
 }
 
 // tolOf is the spec's hidden-state tolerances (zero: the defaults).
@@ -242,6 +261,13 @@ func runAnswers(spec *jobs.Spec, h Host) (*jobs.Output, error) {
 		}
 	}
 	res := compare.Answers(ref, cand, known)
+	switch {
+	case len(ref) == 0:
+		res.Add(report.Could(report.CheckEmpty, spec.Ref.String(), "the reference folder holds no answers (<dataset>.jsonl): nothing to compare"))
+	case len(cand) == 0: // not a candidate that answers nothing: no candidate at all
+		res.Outcome = report.Outcome{}
+		res.Add(report.Could(report.CheckEmpty, spec.Cand.String(), "the folder holds no answers (<dataset>.jsonl): nothing to compare"))
+	}
 	return &jobs.Output{Answers: res, Markdown: AnswersMarkdown(res)}, nil
 }
 

@@ -27,16 +27,18 @@ type Native struct {
 	inputs map[string]fs.FS
 }
 
-// Folder attaches a local folder as an input.
+// Folder attaches a local folder as an input. A path that is missing or
+// not a folder is attached all the same: the job then ends with verdict
+// error and says so (input.missing), as it does for a URL that answers 404.
 func (n *Native) Folder(dir string) (*jobs.Input, error) {
 	st, err := os.Stat(dir)
 	switch {
 	case err != nil:
-		return nil, err
+		return n.attach(brokenFS{err}), nil
 	case !st.IsDir():
-		return nil, fmt.Errorf("%s is not a folder", dir)
+		return n.attach(brokenFS{fmt.Errorf("%s is not a folder", dir)}), nil
 	}
-	return n.attach(source.Dir(dir)), nil
+	return n.attach(regularFS(dir)), nil
 }
 
 // Files attaches local files as an input: one folder holding them under
@@ -47,7 +49,7 @@ func (n *Native) Files(paths ...string) (*jobs.Input, error) {
 		st, err := os.Stat(p)
 		switch {
 		case err != nil:
-			return nil, err
+			return n.attach(brokenFS{err}), nil
 		case !st.Mode().IsRegular():
 			return nil, fmt.Errorf("%s is not a regular file", p)
 		}
@@ -103,6 +105,9 @@ func (n *Native) open(in *jobs.Input) (fs.FS, error) {
 		h.Token = in.Token
 		return h, nil
 	case in.Files != "":
+		if b, ok := n.inputs[in.Files].(brokenFS); ok {
+			return nil, b.err
+		}
 		if fsys := n.inputs[in.Files]; fsys != nil {
 			return fsys, nil
 		}
@@ -135,8 +140,44 @@ func (s fileSet) Open(name string) (fs.File, error) {
 	if !ok || !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 	}
+	return openRegular(p, name)
+}
+
+// regularFS is a local folder whose files are opened only when they are
+// regular files: a FIFO, a device or a socket would block a read for ever
+// or never end, so it is refused before it is opened.
+type regularFS string
+
+func (d regularFS) Open(name string) (fs.File, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	return openRegular(filepath.Join(string(d), filepath.FromSlash(name)), name)
+}
+
+func openRegular(p, name string) (fs.File, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: unwrapPath(err)}
+	}
+	if !st.IsDir() && !st.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("not a regular file (%s): refused", st.Mode().Type())}
+	}
 	return os.Open(p)
 }
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// brokenFS is an input that could not be attached: every use says why.
+type brokenFS struct{ err error }
+
+func (b brokenFS) Open(string) (fs.File, error) { return nil, b.err }
 
 // setDir is the root of a fileSet.
 type setDir struct {

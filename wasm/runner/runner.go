@@ -37,11 +37,30 @@ type Host struct {
 
 // Run runs spec, calling emit (from any goroutine, never concurrently)
 // with its events.
+//
+// A check (audit, rebuild, hidden, answers, decisions) always ends with its
+// result: when it could not be completed — an input missing or unreachable,
+// a refused request, a cancellation, a spec it cannot run — the result
+// carries verdict error and a finding that says why and how to fix it, and
+// no figure that was not measured; the error is nil. The other kinds return
+// their error.
 func Run(ctx context.Context, spec *jobs.Spec, h Host, emit func(jobs.Event)) (*jobs.Output, error) {
 	if h.Open == nil {
 		return nil, errors.New("runner: no way to open inputs")
 	}
-	em := &emitter{emit: emit}
+	out, err := dispatch(ctx, spec, h, &emitter{emit: emit})
+	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		err = fmt.Errorf("%w (%v)", ctx.Err(), err) // cancelled: whatever broke on the way
+	}
+	if err != nil {
+		if o := errorOutput(spec, err); o != nil {
+			return o, nil
+		}
+	}
+	return out, err
+}
+
+func dispatch(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.Output, error) {
 	switch spec.Kind {
 	case jobs.KindAudit:
 		return runAudit(ctx, spec, h, em)

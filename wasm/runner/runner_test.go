@@ -156,18 +156,19 @@ func TestAuditJobClaimsJSON(t *testing.T) {
 	if out.Audit.Verdict != "fail" {
 		t.Fatalf("verdict %s with a claimed rank of 7", out.Audit.Verdict)
 	}
-	if _, _, err := run(t, jobs.Spec{Kind: jobs.KindAudit, Adapter: &jobs.Input{Files: "adapter"}, ClaimsJSON: []byte(`{"rank": "x"}`)}); err == nil || !strings.Contains(err.Error(), "claims") {
-		t.Fatalf("bad claims JSON: %v", err)
-	}
-	if _, _, err := run(t, jobs.Spec{Kind: jobs.KindAudit, Adapter: &jobs.Input{Files: "adapter"}, Mode: "slow"}); err == nil {
-		t.Fatal("an unknown mode was accepted")
+	// A check that cannot run ends with verdict error, never fail.
+	out, _, err = run(t, jobs.Spec{Kind: jobs.KindAudit, Adapter: &jobs.Input{Files: "adapter"}, ClaimsJSON: []byte(`{"rank": "x"}`)})
+	unchecked(t, "bad claims JSON", out.Audit.Outcome, err, report.CheckInvalid, "claims")
+	out, _, err = run(t, jobs.Spec{Kind: jobs.KindAudit, Adapter: &jobs.Input{Files: "adapter"}, Mode: "slow"})
+	unchecked(t, "an unknown mode", out.Audit.Outcome, err, report.CheckInvalid, "slow")
+	if len(out.Audit.Matrices) != 0 || out.Audit.Summary.Pairs != 0 {
+		t.Errorf("an audit that did not run shows figures: %+v", out.Audit.Summary)
 	}
 	if _, _, err := run(t, jobs.Spec{Kind: "nope"}); err == nil {
 		t.Fatal("an unknown kind was accepted")
 	}
-	if _, _, err := run(t, jobs.Spec{Kind: jobs.KindAudit}); err == nil || !strings.Contains(err.Error(), "no adapter") {
-		t.Fatalf("no adapter: %v", err)
-	}
+	out, _, err = run(t, jobs.Spec{Kind: jobs.KindAudit})
+	unchecked(t, "no adapter", out.Audit.Outcome, err, report.CheckInvalid, "no adapter")
 }
 
 func TestReconstructJobs(t *testing.T) {
@@ -221,9 +222,8 @@ func TestReconstructJobs(t *testing.T) {
 	if len(evs) == 0 {
 		t.Error("the rebuild reported no progress")
 	}
-	if _, _, err := run(t, jobs.Spec{Kind: jobs.KindRebuild, Adapter: &jobs.Input{Files: "adapter"}}); err == nil {
-		t.Fatal("a rebuild without checkpoints was accepted")
-	}
+	out, _, err = run(t, jobs.Spec{Kind: jobs.KindRebuild, Adapter: &jobs.Input{Files: "adapter"}})
+	unchecked(t, "a rebuild without checkpoints", out.Rebuild.Outcome, err, report.CheckInvalid, "base checkpoint")
 }
 
 // demoSite serves the world by range and the demo decision service, like
@@ -295,8 +295,13 @@ func TestDecisionJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := out.Decisions; d.Summary.Failed != 3 || d.Records[0].Error == "" || d.Records[0].Status != report.Failed || d.Verdict != report.VerdictFail {
+	if d := out.Decisions; d.Summary.Failed != 3 || d.Records[0].Error == "" || d.Records[0].Status != report.Failed || d.Verdict != report.VerdictError {
 		t.Fatalf("dead server: %+v", out.Decisions)
+	}
+	for _, f := range out.Decisions.Findings {
+		if f.Severity == report.Fail {
+			t.Errorf("a dead server made a failing finding: %v", f)
+		}
 	}
 
 	// One decision, from the service and from the model here.
@@ -346,4 +351,22 @@ func TestHiddenJobs(t *testing.T) {
 	if out.Hidden.Verdict != "pass" || out.Hidden.Summary.Compared != want.Summary.Compared || len(out.Hidden.Records) != len(want.Records) {
 		t.Fatalf("folders: %+v, want %+v", out.Hidden.Summary, want.Summary)
 	}
+}
+
+// unchecked asserts a check that could not run: no Go error, verdict error,
+// a finding of the code (severity error) whose message mentions about.
+func unchecked(t *testing.T, what string, o report.Outcome, err error, code report.Code, about string) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: an error instead of a result: %v", what, err)
+	}
+	if o.Verdict != report.VerdictError || len(o.Findings) == 0 {
+		t.Fatalf("%s: verdict %s, findings %v", what, o.Verdict, o.Findings)
+	}
+	for _, f := range o.Findings {
+		if f.Code == code && f.Severity == report.Unchecked && strings.Contains(f.Message, about) {
+			return
+		}
+	}
+	t.Fatalf("%s: no %s finding about %q: %v", what, code, about, o.Findings)
 }
