@@ -20,7 +20,8 @@ type Func struct {
 	body   func() []byte
 }
 
-// Funcs are the module's functions, in function-index order.
+// Funcs are the module's functions, in function-index order (fewer than
+// 128, names under 128 bytes: Module writes the counts as single bytes).
 var Funcs = []Func{
 	{Apply4, 5, apply4Body},
 	{Scan, 3, scanBody},
@@ -53,30 +54,37 @@ func Module() []byte {
 		}
 		return append(append([]byte{id}, uleb(len(c))...), c...)
 	}
-	var types, funcs, exports, code [][]byte
-	typeOf := map[int]int{} // parameter count → type index
-	for i, f := range Funcs {
-		t, ok := typeOf[f.Params]
-		if !ok {
-			t = len(types)
-			typeOf[f.Params] = t
-			fn := []byte{0x60, byte(f.Params)} // func type: params, results
-			for j := 0; j < f.Params; j++ {
-				fn = append(fn, tI32)
-			}
-			types = append(types, append(fn, 0))
+	// The type section holds the distinct parameter counts, in order of
+	// first use; the function section gives each function's type.
+	types, funcs := []byte{0}, []byte{byte(len(Funcs))}
+	var seen []int
+	for _, f := range Funcs {
+		t := 0
+		for t < len(seen) && seen[t] != f.Params {
+			t++
 		}
-		funcs = append(funcs, uleb(t))
-		exports = append(exports, append(append(uleb(len(f.Name)), f.Name...), 0, byte(i))) // kind 0: a function
-		code = append(code, f.body())
+		if t == len(seen) {
+			seen = append(seen, f.Params)
+			types = append(types, 0x60, byte(f.Params)) // func type: params, results
+			for j := 0; j < f.Params; j++ {
+				types = append(types, tI32)
+			}
+			types = append(types, 0)
+		}
+		funcs = append(funcs, byte(t))
 	}
-	vec := func(items [][]byte) [][]byte { return append([][]byte{uleb(len(items))}, items...) }
+	types[0] = byte(len(seen))
+	exports, code := []byte{byte(len(Funcs))}, []byte{byte(len(Funcs))}
+	for i, f := range Funcs {
+		exports = append(append(append(exports, byte(len(f.Name))), f.Name...), 0, byte(i)) // kind 0: a function
+		code = append(code, f.body()...)
+	}
 	m := []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
-	m = append(m, section(secType, vec(types)...)...)
+	m = append(m, section(secType, types)...)
 	// one import: module "env", name "mem", kind 2 (a memory), limits 0 (min only), min 1 page
 	m = append(m, section(secImport, []byte{1, 3, 'e', 'n', 'v', 3, 'm', 'e', 'm', 2, 0, 1})...)
-	m = append(m, section(secFunction, vec(funcs)...)...)
-	m = append(m, section(secExport, vec(exports)...)...)
-	m = append(m, section(secCode, vec(code)...)...)
+	m = append(m, section(secFunction, funcs)...)
+	m = append(m, section(secExport, exports)...)
+	m = append(m, section(secCode, code)...)
 	return m
 }
