@@ -1,5 +1,7 @@
 // clefcheck's small browser helpers, used by the Go code in app.wasm and in
-// the audit workers (wasm/browser). No data leaves the page except the
+// the engine workers (wasm/browser: clefcheckFetch is browser.Fetch's
+// transport; clefcheckFetchRange the audit dealer's read-ahead,
+// wasm/browser/worker/dealer.go). No data leaves the page except the
 // requests the user asked for.
 "use strict";
 
@@ -54,9 +56,9 @@ self.clefcheckFetch = async function (url, method, headers, body, limit, signal)
 };
 
 // clefcheckFetchRange fetches bytes [start, end] of url and resolves to an
-// ArrayBuffer of exactly that length, or rejects: the page fetches the
-// audit workers' next segments with it while they compute, and transfers
-// the buffers to them (no copy through the page's Go memory).
+// ArrayBuffer of exactly that length, or rejects: the engine worker fetches
+// the audit pool workers' next segments with it while they compute, and
+// transfers the buffers to them (no copy through its Go memory).
 self.clefcheckFetchRange = async function (url, start, end, token) {
   const headers = { Range: "bytes=" + start + "-" + end };
   if (token) headers.Authorization = "Bearer " + token;

@@ -1,8 +1,9 @@
 // Runs a GOOS=js GOARCH=wasm test binary in Node like Go's own
 // go_js_wasm_exec, and also exposes the instance's memory as clefcheckMem,
 // as public/worker.js does in the browser, so that the WebAssembly SIMD
-// kernels (wasm/browser/simd.go) can be tested here.
-// Usage: GOOS=js GOARCH=wasm go test -exec "node scripts/wasm-node.js" ./wasm/browser
+// kernels (wasm/wasmsimd, installed by wasm/browser/worker/simd.go) can be
+// tested here.
+// Usage: GOOS=js GOARCH=wasm go test -exec "node $PWD/scripts/wasm-node.js" ./wasm/browser/...
 "use strict";
 const path = require("path");
 const { execSync } = require("child_process");

@@ -10,25 +10,17 @@ import (
 	"sync"
 	"syscall/js"
 
+	"github.com/kvit-s/clefcheck/wasm/browser/msg"
 	"github.com/kvit-s/clefcheck/wasm/jobs"
 )
 
 // The engine worker. The pages (app.wasm) hold no engine code: every job
-// (wasm/jobs.Spec) goes to one long-lived Web Worker running engine.wasm,
-// which runs it and answers. An audit there starts its own pool of workers
+// (wasm/jobs.Spec) goes to one long-lived Web Worker running engine.wasm
+// (package worker), which runs it and answers; the messages are package
+// msg's (Job and Cancel to the worker; Event, then Done or Fail back; Ready
+// and Error from any worker). An audit there starts its own pool of workers
 // (nested, the same engine.wasm) for the pairs, fetching their segments
-// for them (AuditPool).
-//
-// Messages, page → engine worker:
-//
-//	{op: "job", id, spec: JSON, files: {key: FileList or [File]}}
-//	{op: "cancel", id}
-//
-// engine worker → page:
-//
-//	{op: "ready", simd_error}
-//	{op: "event", id, json} (a jobs.Event), then
-//	{op: "done", id, json} (a jobs.Output) or {op: "fail", id, msg}.
+// for them (worker.AuditPool).
 
 // Engine is the page's side: it starts the engine worker on first use
 // and runs jobs in it. It is safe for concurrent use.
@@ -61,9 +53,9 @@ func (c *call) push(v js.Value) {
 
 func (c *call) pop() []js.Value {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	q := c.queue
 	c.queue = nil
+	c.mu.Unlock()
 	return q
 }
 
@@ -74,37 +66,33 @@ func (e *Engine) startLocked() {
 	w := e.w
 	// fail ends every pending call: the worker could not start (worker.js
 	// says so with an "error" message) or died.
-	fail := func(msg string) {
-		msg += " (" + e.WorkerURL + ")"
+	fail := func(m string) {
+		m += " (" + e.WorkerURL + ")"
 		e.mu.Lock()
 		if e.w.Equal(w) {
-			e.broken = errors.New(msg)
+			e.broken = errors.New(m)
 		}
 		calls := e.calls
 		e.mu.Unlock()
 		for id, c := range calls {
-			o := js.Global().Get("Object").New()
-			o.Set("op", "fail")
-			o.Set("id", id)
-			o.Set("msg", msg)
-			c.push(o)
+			c.push(msg.Fail{ID: id, Msg: m}.Value())
 		}
 	}
 	onMsg := js.FuncOf(func(this js.Value, args []js.Value) any {
 		d := args[0].Get("data")
-		switch d.Get("op").String() {
-		case "ready":
+		switch msg.OpOf(d) {
+		case msg.OpReady:
 			return nil
-		case "error":
-			fail("the engine worker failed: " + d.Get("msg").String())
+		case msg.OpError:
+			fail("the engine worker failed: " + msg.ErrorOf(d).Msg)
 			return nil
 		}
-		id := d.Get("id")
-		if id.Type() != js.TypeNumber {
+		id, ok := msg.IDOf(d)
+		if !ok {
 			return nil
 		}
 		e.mu.Lock()
-		c := e.calls[id.Int()]
+		c := e.calls[id]
 		e.mu.Unlock()
 		if c != nil {
 			c.push(d)
@@ -112,11 +100,11 @@ func (e *Engine) startLocked() {
 		return nil
 	})
 	onErr := js.FuncOf(func(this js.Value, args []js.Value) any {
-		msg := "the engine worker failed"
-		if m := args[0].Get("message"); m.Truthy() {
-			msg += ": " + m.String()
+		m := "the engine worker failed"
+		if s := args[0].Get("message"); s.Truthy() {
+			m += ": " + s.String()
 		}
-		fail(msg)
+		fail(m)
 		return nil
 	})
 	e.funcs = append(e.funcs, onMsg, onErr)
@@ -157,41 +145,33 @@ func (e *Engine) Run(ctx context.Context, spec *jobs.Spec, files map[string]js.V
 		delete(e.calls, id)
 		e.mu.Unlock()
 	}()
-	msg := js.Global().Get("Object").New()
-	msg.Set("op", "job")
-	msg.Set("id", id)
-	msg.Set("spec", string(b))
 	fl := js.Global().Get("Object").New()
 	for k, v := range files {
 		fl.Set(k, v)
 	}
-	msg.Set("files", fl)
-	w.Call("postMessage", msg)
+	w.Call("postMessage", msg.Job{ID: id, Spec: string(b), Files: fl}.Value())
 	for {
 		select {
 		case <-ctx.Done():
-			o := js.Global().Get("Object").New()
-			o.Set("op", "cancel")
-			o.Set("id", id)
-			w.Call("postMessage", o)
+			w.Call("postMessage", msg.Cancel{ID: id}.Value())
 			return nil, ctx.Err()
 		case <-c.wake:
 		}
 		for _, d := range c.pop() {
-			switch d.Get("op").String() {
-			case "event":
+			switch msg.OpOf(d) {
+			case msg.OpEvent:
 				var ev jobs.Event
-				if err := json.Unmarshal([]byte(d.Get("json").String()), &ev); err == nil && onEvent != nil {
+				if err := json.Unmarshal([]byte(msg.EventOf(d).JSON), &ev); err == nil && onEvent != nil {
 					onEvent(ev)
 				}
-			case "done":
+			case msg.OpDone:
 				var out jobs.Output
-				if err := json.Unmarshal([]byte(d.Get("json").String()), &out); err != nil {
+				if err := json.Unmarshal([]byte(msg.DoneOf(d).JSON), &out); err != nil {
 					return nil, fmt.Errorf("the engine's answer: %v", err)
 				}
 				return &out, nil
-			case "fail":
-				return nil, errors.New(d.Get("msg").String())
+			case msg.OpFail:
+				return nil, errors.New(msg.FailOf(d).Msg)
 			}
 		}
 	}

@@ -3,13 +3,13 @@
 package browser
 
 import (
+	"context"
 	"errors"
 	"io"
 	"io/fs"
 	"path"
 	"sort"
 	"strings"
-	"sync"
 	"syscall/js"
 	"time"
 
@@ -48,10 +48,7 @@ type File struct {
 	v    js.Value
 	name string
 	size int64
-	// A span handed over by Preload.
-	pmu    sync.Mutex
-	pre    []byte
-	preOff int64
+	pre  source.Spans // the span handed over by Preload
 }
 
 // NewFile wraps a File object; name is its path within the set.
@@ -62,67 +59,77 @@ func NewFile(v js.Value, name string) *File {
 // Size is the file's size.
 func (f *File) Size() int64 { return f.size }
 
-// ReadAt reads len(p) bytes at off with one File.slice().arrayBuffer().
+// ReadAt reads len(p) bytes at off with one File.slice().arrayBuffer()
+// (or from the span handed over by Preload).
 func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	want, done, err := source.Span(off, len(p), f.size)
 	if done {
 		return 0, err
 	}
-	if f.fromPreload(p[:want], off) {
-		if want < int64(len(p)) {
-			return int(want), io.EOF
+	if !f.pre.Fill("", p[:want], off) {
+		if err := f.read(p[:want], off); err != nil {
+			return 0, err
 		}
-		return int(want), nil
 	}
-	end := off + want
-	ab, err := Await(f.v.Call("slice", float64(off), float64(end)).Call("arrayBuffer"))
+	if want < int64(len(p)) {
+		return int(want), io.EOF
+	}
+	return int(want), nil
+}
+
+// read fills p with bytes [off, off+len(p)) of the file, which lie inside
+// it.
+func (f *File) read(p []byte, off int64) error {
+	ab, err := Await(f.v.Call("slice", float64(off), float64(off+int64(len(p)))).Call("arrayBuffer"))
 	if err != nil {
-		return 0, err
+		return err
 	}
-	n := js.CopyBytesToGo(p, js.Global().Get("Uint8Array").New(ab))
-	if int64(n) < int64(len(p)) {
-		return n, io.EOF
+	if js.CopyBytesToGo(p, js.Global().Get("Uint8Array").New(ab)) < len(p) {
+		return io.ErrUnexpectedEOF // the file shrank
 	}
-	return n, nil
+	return nil
 }
 
 // Preload hands over bytes [off, off+len(data)) of the file, read by
-// someone else (the audit's engine worker reads the next segment for a
-// pool worker while it computes): reads inside the span are served from
-// it. It replaces the previous span; data must not change afterwards.
-func (f *File) Preload(off int64, data []byte) {
-	f.pmu.Lock()
-	f.pre, f.preOff = data, off
-	f.pmu.Unlock()
-}
+// someone else: reads inside the span are served from it. It replaces the
+// previous span (source.Spans); data must not change afterwards.
+func (f *File) Preload(off int64, data []byte) { f.pre.Put("", off, data) }
 
-func (f *File) fromPreload(p []byte, off int64) bool {
-	f.pmu.Lock()
-	defer f.pmu.Unlock()
-	if f.pre == nil || off < f.preOff || off+int64(len(p)) > f.preOff+int64(len(f.pre)) {
-		return false
-	}
-	copy(p, f.pre[off-f.preOff:])
-	return true
-}
-
-// Preload hands over bytes of the file name (see File.Preload).
-func (fsys *Files) Preload(name string, off int64, data []byte) {
-	if f := fsys.byName[path.Clean(name)]; f != nil {
-		f.Preload(off, data)
-	}
-}
-
-// Files is a set of browser files as an fs.FS (flat or with folders).
+// Files is a set of browser files as an fs.FS (flat or with folders): a
+// source.RangeFS over them, each read with File.slice().arrayBuffer(), as
+// asked (no chunks, no read-ahead), or from the span handed over by
+// Preload (the audit's dealer reads the next segment for a pool worker
+// while it computes).
 type Files struct {
 	byName map[string]*File
+	fs     *source.RangeFS
 }
+
+// fileRanger is a set of Files as a source.Ranger (and source.Lister).
+type fileRanger Files
+
+func (r *fileRanger) Probe(_ context.Context, name string, _ int) (int64, []byte, error) {
+	if f := r.byName[name]; f != nil {
+		return f.size, nil, nil
+	}
+	return 0, nil, fs.ErrNotExist
+}
+
+func (r *fileRanger) ReadRange(_ context.Context, name string, off int64, p []byte) error {
+	f := r.byName[name]
+	if f == nil {
+		return fs.ErrNotExist
+	}
+	return f.read(p, off)
+}
+
+func (r *fileRanger) Names() []string { return (*Files)(r).Names() }
 
 // FromFileList makes an FS from a FileList (an <input type=file> or a drop).
 // With a folder chosen (webkitRelativePath), the top folder's name is
 // dropped, so the folder's own files are at the root.
 func FromFileList(list js.Value) *Files {
-	fs := &Files{byName: map[string]*File{}}
+	fs := NewFiles()
 	n := list.Get("length").Int()
 	for i := 0; i < n; i++ {
 		f := list.Call("item", i)
@@ -139,7 +146,11 @@ func FromFileList(list js.Value) *Files {
 }
 
 // NewFiles is an empty set of files; Add fills it.
-func NewFiles() *Files { return &Files{byName: map[string]*File{}} }
+func NewFiles() *Files {
+	f := &Files{byName: map[string]*File{}}
+	f.fs = source.NewRangeFS((*fileRanger)(f))
+	return f
+}
 
 // Add adds the browser File f under name.
 func (fsys *Files) Add(f js.Value, name string) {
@@ -165,87 +176,14 @@ func (fsys *Files) Names() []string {
 	return out
 }
 
-// Open implements fs.FS.
-func (fsys *Files) Open(name string) (fs.File, error) {
-	if !fs.ValidPath(name) {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
-	}
-	if f, ok := fsys.byName[name]; ok {
-		return &handle{File: f}, nil
-	}
-	// A folder: list what is under it.
-	prefix := name + "/"
-	if name == "." {
-		prefix = ""
-	}
-	var ents []fs.DirEntry
-	for n, f := range fsys.byName {
-		if rest, ok := strings.CutPrefix(n, prefix); ok && !strings.Contains(rest, "/") {
-			ents = append(ents, fs.FileInfoToDirEntry(info{f}))
-		}
-	}
-	if len(ents) == 0 {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
-	}
-	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
-	return &dir{name: name, ents: ents}, nil
-}
+// Open implements fs.FS (source.RangeFS.Open).
+func (fsys *Files) Open(name string) (fs.File, error) { return fsys.fs.Open(name) }
 
-type handle struct {
-	*File
-	off int64
-}
+// Stat implements fs.StatFS (source.RangeFS.Stat).
+func (fsys *Files) Stat(name string) (fs.FileInfo, error) { return fsys.fs.Stat(name) }
 
-func (h *handle) Read(p []byte) (int, error) {
-	n, err := h.ReadAt(p, h.off)
-	h.off += int64(n)
-	return n, err
-}
-func (h *handle) Stat() (fs.FileInfo, error) { return info{h.File}, nil }
-func (h *handle) Close() error               { return nil }
-
-type info struct{ f *File }
-
-func (i info) Name() string       { return path.Base(i.f.name) }
-func (i info) Size() int64        { return i.f.size }
-func (i info) Mode() fs.FileMode  { return 0o444 }
-func (i info) ModTime() time.Time { return time.Time{} }
-func (i info) IsDir() bool        { return false }
-func (i info) Sys() any           { return nil }
-
-type dir struct {
-	name string
-	ents []fs.DirEntry
-	pos  int
-}
-
-func (d *dir) Read([]byte) (int, error) { return 0, errors.New("is a directory") }
-func (d *dir) Stat() (fs.FileInfo, error) {
-	return dirInfo(d.name), nil
-}
-func (d *dir) Close() error { return nil }
-func (d *dir) ReadDir(n int) ([]fs.DirEntry, error) {
-	rest := d.ents[d.pos:]
-	if n <= 0 {
-		d.pos = len(d.ents)
-		return rest, nil
-	}
-	if len(rest) == 0 {
-		return nil, io.EOF
-	}
-	k := min(n, len(rest))
-	d.pos += k
-	return rest[:k], nil
-}
-
-type dirInfo string
-
-func (d dirInfo) Name() string       { return path.Base(string(d)) }
-func (d dirInfo) Size() int64        { return 0 }
-func (d dirInfo) Mode() fs.FileMode  { return fs.ModeDir | 0o555 }
-func (d dirInfo) ModTime() time.Time { return time.Time{} }
-func (d dirInfo) IsDir() bool        { return true }
-func (d dirInfo) Sys() any           { return nil }
+// Preload hands over bytes of the file name (source.RangeFS.Preload).
+func (fsys *Files) Preload(name string, off int64, data []byte) { fsys.fs.Preload(name, off, data) }
 
 // Yielder lets the page breathe during long work: Go's wasm is
 // single-threaded and runtime.Gosched does not return to the browser's event

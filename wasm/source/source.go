@@ -1,7 +1,3 @@
-// Package source opens files for the engine through io/fs, as io.ReaderAt:
-// a local directory natively, and (in the browser glue) a set of browser
-// Files or an HTTP base URL read with Range requests. Nothing here reads a
-// whole file.
 package source
 
 import (

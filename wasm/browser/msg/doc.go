@@ -1,0 +1,61 @@
+// Package msg is the message protocol between clefcheck's page (app.wasm)
+// and its Web Workers (engine.wasm, started by public/worker.js): one
+// typed struct per message, each with Value (the object to postMessage)
+// and an XxxOf function (the struct from a received event's data). Every
+// message is a plain object whose "op" field names it; the other fields
+// are below, spelled as they are on the wire. browser.Engine (the page)
+// and package worker (engine.wasm) use only these types, and the test
+// checks public/worker.js and this list against the Op constants.
+//
+// There are three parties. The page runs every job in one long-lived
+// engine worker; the engine worker, for an audit, starts a pool of
+// workers (nested, the same engine.wasm) and deals the pairs out to them
+// (the dealer). Every engine.wasm worker answers both kinds of message.
+//
+// Page → engine worker:
+//
+//	{op: "job", id, spec, files}    Job: run spec (a jobs.Spec as JSON) as job
+//	                                id (a number); files maps the spec's
+//	                                "files" inputs to a FileList or [File]
+//	{op: "cancel", id}              Cancel: cancel job id
+//
+// Engine worker → page:
+//
+//	{op: "event", id, json}         Event: a jobs.Event of job id, as JSON
+//	{op: "done", id, json}          Done: job id's jobs.Output, as JSON (last)
+//	{op: "fail", id, msg}           Fail: job id failed with msg (last)
+//
+// Dealer (an engine worker) → pool worker:
+//
+//	{op: "open", dir, spec, url, token}
+//	{op: "open", dir, spec, files, names}
+//	                                Open: open the adapter in folder dir of a
+//	                                base URL (token optional) or of the Files
+//	                                (an array of File, with their paths in
+//	                                names); spec is a worker.AuditSpec as JSON
+//	{op: "pairs", modules, buf, file, offset}
+//	                                Pairs: check these modules ([string],
+//	                                neighbours in the file) in order; buf,
+//	                                when present, is an ArrayBuffer
+//	                                (transferred) holding bytes [offset,
+//	                                offset+buf.byteLength) of file, read ahead
+//	                                by the dealer
+//
+// Pool worker → dealer:
+//
+//	{op: "opened", kernel}          Opened: the adapter is open; kernel is
+//	                                the session's (audit.Session.Kernel)
+//	{op: "figures", module, json}   Figures: one pair's audit.Figures, as JSON
+//
+// Any engine.wasm worker → whoever started it:
+//
+//	{op: "ready", simd_error}       Ready: Go runs and listens; simd_error says
+//	                                why the SIMD kernels are not in use ("" if
+//	                                they are). Messages posted before it are
+//	                                queued by worker.js, not lost.
+//	{op: "error", msg}              Error: the worker cannot go on: engine.wasm
+//	                                did not load (posted by worker.js), or a
+//	                                pool worker's open or pairs failed; the
+//	                                page fails its pending jobs, the dealer
+//	                                stops every pool worker
+package msg

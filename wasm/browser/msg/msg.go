@@ -1,0 +1,193 @@
+//go:build js && wasm
+
+package msg
+
+import "syscall/js"
+
+// object makes a message: op and the fields (name, value pairs).
+func object(op Op, kv ...any) js.Value {
+	o := js.Global().Get("Object").New()
+	o.Set("op", string(op))
+	for i := 1; i < len(kv); i += 2 {
+		o.Set(kv[i-1].(string), kv[i])
+	}
+	return o
+}
+
+// str is v's field k if it is a string, else "".
+func str(v js.Value, k string) string {
+	if f := v.Get(k); f.Type() == js.TypeString {
+		return f.String()
+	}
+	return ""
+}
+
+// OpOf is the op of the message v ("" if it has none).
+func OpOf(v js.Value) Op { return Op(str(v, "op")) }
+
+// idStr is the message v's id (0 if none) and its string field k.
+func idStr(v js.Value, k string) (int, string) {
+	id, _ := IDOf(v)
+	return id, str(v, k)
+}
+
+// IDOf is the job id of the message v, if it has one.
+func IDOf(v js.Value) (int, bool) {
+	id := v.Get("id")
+	if id.Type() != js.TypeNumber {
+		return 0, false
+	}
+	return id.Int(), true
+}
+
+// Job asks the engine worker to run a job.
+type Job struct {
+	ID    int
+	Spec  string   // a jobs.Spec, as JSON
+	Files js.Value // an object: input key → FileList or array of File
+}
+
+func (m Job) Value() js.Value { return object(OpJob, "id", m.ID, "spec", m.Spec, "files", m.Files) }
+
+func JobOf(v js.Value) Job {
+	id, _ := IDOf(v)
+	return Job{ID: id, Spec: str(v, "spec"), Files: v.Get("files")}
+}
+
+// Cancel cancels a job.
+type Cancel struct{ ID int }
+
+func (m Cancel) Value() js.Value { return object(OpCancel, "id", m.ID) }
+
+func CancelOf(v js.Value) Cancel { id, _ := IDOf(v); return Cancel{ID: id} }
+
+// Event is one of a job's events.
+type Event struct {
+	ID   int
+	JSON string // a jobs.Event
+}
+
+func (m Event) Value() js.Value { return object(OpEvent, "id", m.ID, "json", m.JSON) }
+
+func EventOf(v js.Value) Event { id, s := idStr(v, "json"); return Event{ID: id, JSON: s} }
+
+// Done is a job's output, its last message.
+type Done struct {
+	ID   int
+	JSON string // a jobs.Output
+}
+
+func (m Done) Value() js.Value { return object(OpDone, "id", m.ID, "json", m.JSON) }
+
+func DoneOf(v js.Value) Done { id, s := idStr(v, "json"); return Done{ID: id, JSON: s} }
+
+// Fail says a job failed, its last message.
+type Fail struct {
+	ID  int
+	Msg string
+}
+
+func (m Fail) Value() js.Value { return object(OpFail, "id", m.ID, "msg", m.Msg) }
+
+func FailOf(v js.Value) Fail { id, s := idStr(v, "msg"); return Fail{ID: id, Msg: s} }
+
+// Open opens the adapter in a pool worker: from a base URL, or from Files
+// (with Names, their paths) when URL is "".
+type Open struct {
+	Dir   string
+	Spec  string // a worker.AuditSpec, as JSON
+	URL   string
+	Token string   // optional, with URL
+	Files js.Value // an array of File
+	Names js.Value // an array of string
+}
+
+func (m Open) Value() js.Value {
+	o := object(OpOpen)
+	o.Set("dir", m.Dir)
+	o.Set("spec", m.Spec)
+	if m.URL == "" {
+		o.Set("files", m.Files)
+		o.Set("names", m.Names)
+		return o
+	}
+	o.Set("url", m.URL)
+	if m.Token != "" {
+		o.Set("token", m.Token)
+	}
+	return o
+}
+
+func OpenOf(v js.Value) Open {
+	return Open{Dir: str(v, "dir"), Spec: str(v, "spec"), URL: str(v, "url"), Token: str(v, "token"),
+		Files: v.Get("files"), Names: v.Get("names")}
+}
+
+// Pairs deals a segment of pairs to a pool worker. Buf, when truthy, is
+// an ArrayBuffer of bytes [Offset, Offset+byteLength) of File: post it in
+// the transfer list.
+type Pairs struct {
+	Modules []string
+	Buf     js.Value
+	File    string
+	Offset  int64
+}
+
+func (m Pairs) Value() js.Value {
+	mods := js.Global().Get("Array").New()
+	for _, s := range m.Modules {
+		mods.Call("push", s)
+	}
+	o := object(OpPairs)
+	o.Set("modules", mods)
+	if m.Buf.Truthy() {
+		o.Set("buf", m.Buf)
+		o.Set("file", m.File)
+		o.Set("offset", float64(m.Offset))
+	}
+	return o
+}
+
+func PairsOf(v js.Value) Pairs {
+	m := Pairs{Buf: v.Get("buf"), File: str(v, "file")}
+	if mods := v.Get("modules"); mods.Truthy() {
+		for i := 0; i < mods.Length(); i++ {
+			m.Modules = append(m.Modules, mods.Index(i).String())
+		}
+	}
+	if off := v.Get("offset"); off.Type() == js.TypeNumber {
+		m.Offset = int64(off.Float())
+	}
+	return m
+}
+
+// Opened says a pool worker opened the adapter.
+type Opened struct{ Kernel string }
+
+func (m Opened) Value() js.Value { return object(OpOpened, "kernel", m.Kernel) }
+
+func OpenedOf(v js.Value) Opened { return Opened{Kernel: str(v, "kernel")} }
+
+// Figures is one pair's figures.
+type Figures struct {
+	Module string
+	JSON   string // an audit.Figures
+}
+
+func (m Figures) Value() js.Value { return object(OpFigures, "module", m.Module, "json", m.JSON) }
+
+func FiguresOf(v js.Value) Figures { return Figures{Module: str(v, "module"), JSON: str(v, "json")} }
+
+// Ready says a worker's Go runs.
+type Ready struct{ SIMDError string }
+
+func (m Ready) Value() js.Value { return object(OpReady, "simd_error", m.SIMDError) }
+
+func ReadyOf(v js.Value) Ready { return Ready{SIMDError: str(v, "simd_error")} }
+
+// Error says a worker cannot go on.
+type Error struct{ Msg string }
+
+func (m Error) Value() js.Value { return object(OpError, "msg", m.Msg) }
+
+func ErrorOf(v js.Value) Error { return Error{Msg: str(v, "msg")} }

@@ -1,0 +1,24 @@
+package msg
+
+// Op names a message: its "op" field.
+type Op string
+
+// The ops, by direction (see the package documentation for the fields).
+const (
+	// page → engine worker
+	OpJob    Op = "job"
+	OpCancel Op = "cancel"
+	// engine worker → page
+	OpEvent Op = "event"
+	OpDone  Op = "done"
+	OpFail  Op = "fail"
+	// dealer → pool worker
+	OpOpen  Op = "open"
+	OpPairs Op = "pairs"
+	// pool worker → dealer
+	OpOpened  Op = "opened"
+	OpFigures Op = "figures"
+	// any engine.wasm worker → whoever started it
+	OpReady Op = "ready"
+	OpError Op = "error"
+)

@@ -1,0 +1,267 @@
+//go:build js && wasm
+
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"syscall/js"
+
+	"github.com/kvit-s/clefcheck/wasm/audit"
+	"github.com/kvit-s/clefcheck/wasm/browser"
+	"github.com/kvit-s/clefcheck/wasm/browser/msg"
+)
+
+// AuditPool is the dealer, the engine worker's side of an audit's pool:
+// Remote is an audit.Options.Remote that runs the pairs in N workers
+// started from WorkerURL.
+type AuditPool struct {
+	N         int
+	WorkerURL string
+	Dir       string
+	Spec      string
+	// The adapter: a base URL (with an optional token), or local files.
+	URL, Token string
+	Files      *browser.Files
+	// Depth is how many segments each worker holds at a time (default 2:
+	// one computing, one downloading).
+	Depth int
+	// OnStart, when set, is told how many workers started, and the
+	// kernels they compute with (audit.Summary.Kernel; "" in quick mode).
+	OnStart func(n int, kernel string)
+}
+
+// Workers is how many audit workers suit this browser: one per core the
+// browser reports (at least two, so that one computes while the other
+// waits for its bytes; at most eight). More than the cores starves the
+// page's own thread: frames then come late.
+func Workers() int {
+	n := js.Global().Get("navigator").Get("hardwareConcurrency")
+	if n.Type() != js.TypeNumber {
+		return 2
+	}
+	return min(8, max(2, n.Int()))
+}
+
+// segmentBytes is about how much of the file one deal covers; readAhead
+// is the HTTP read-ahead window of a worker, for the spans the dealer
+// could not fetch for it.
+const (
+	segmentBytes = 32 << 20
+	readAhead    = 32 << 20
+)
+
+// quickDepth is the segments per worker in a quick audit.
+var quickDepth = 4
+
+// spanOf is the file and byte span covering a segment's pairs ("" when
+// they are not all in one file).
+func spanOf(seg []audit.Job) (file string, begin, end int64) {
+	for i, j := range seg {
+		if j.File == "" || (i > 0 && j.File != file) {
+			return "", 0, 0
+		}
+		if i == 0 {
+			file, begin, end = j.File, j.Begin, j.End
+		}
+		begin, end = min(begin, j.Begin), max(end, j.End)
+	}
+	return file, begin, end
+}
+
+// workerMsg is a message from pool worker w.
+type workerMsg struct {
+	w int
+	v js.Value
+}
+
+// startWorkers starts n pool workers posting into msgs; stop terminates
+// them and releases their handlers.
+func (p *AuditPool) startWorkers(n int, msgs chan<- workerMsg) (workers []js.Value, stop func()) {
+	workers = make([]js.Value, n)
+	var funcs []js.Func
+	for i := range workers {
+		w := js.Global().Get("Worker").New(p.WorkerURL)
+		onMsg := js.FuncOf(func(this js.Value, args []js.Value) any {
+			msgs <- workerMsg{i, args[0].Get("data")}
+			return nil
+		})
+		onErr := js.FuncOf(func(this js.Value, args []js.Value) any {
+			m := "the audit worker failed to start"
+			if s := args[0].Get("message"); s.Truthy() {
+				m += ": " + s.String()
+			}
+			msgs <- workerMsg{i, msg.Error{Msg: m + " (" + p.WorkerURL + ")"}.Value()}
+			return nil
+		})
+		funcs = append(funcs, onMsg, onErr)
+		w.Set("onmessage", onMsg)
+		w.Set("onerror", onErr)
+		workers[i] = w
+	}
+	return workers, func() {
+		for _, w := range workers {
+			if w.Truthy() {
+				w.Call("terminate")
+			}
+		}
+		for _, f := range funcs {
+			f.Release()
+		}
+	}
+}
+
+// openMsg is the msg.Open every pool worker gets once it is ready.
+func (p *AuditPool) openMsg() js.Value {
+	m := msg.Open{Dir: p.Dir, Spec: p.Spec}
+	if p.Files == nil {
+		m.URL, m.Token = p.URL, p.Token
+		return m.Value()
+	}
+	m.Files, m.Names = js.Global().Get("Array").New(), js.Global().Get("Array").New()
+	for _, name := range p.Files.Names() {
+		m.Files.Call("push", p.Files.Value(name))
+		m.Names.Call("push", name)
+	}
+	return m.Value()
+}
+
+// readSpan starts reading bytes [begin, end) of file, for a pool worker:
+// a slice of the local File, or a Range request (clefcheckFetchRange, in
+// public/clefcheck.js). ok is false when it cannot.
+func (p *AuditPool) readSpan(file string, begin, end int64) (promise js.Value, ok bool) {
+	if p.Files != nil {
+		f := p.Files.Value(file)
+		if !f.Truthy() {
+			return js.Value{}, false
+		}
+		return f.Call("slice", float64(begin), float64(end)).Call("arrayBuffer"), true
+	}
+	fetchRange := js.Global().Get("clefcheckFetchRange")
+	u, err := url.JoinPath(p.URL, file)
+	if err != nil || fetchRange.Type() != js.TypeFunction {
+		return js.Value{}, false
+	}
+	return fetchRange.Invoke(u, float64(begin), float64(end-1), p.Token), true
+}
+
+// Remote checks the jobs in the workers.
+func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64)) ([]audit.Figures, error) {
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	n := min(max(1, p.N), max(1, len(jobs)))
+	msgs := make(chan workerMsg, 4*n)
+	workers, stop := p.startWorkers(n, msgs)
+	defer stop()
+	open := p.openMsg()
+	// Deal neighbouring pairs together, in file order, in segments of about
+	// segmentBytes, biggest first, each worker holding up to `depth` of
+	// them. The dealer reads each segment's span itself (a range request
+	// for a URL, a slice of a local File) and transfers the bytes with the
+	// segment: the next one arrives while the worker computes (a worker
+	// busy in wasm does not drain its own reads). If that read fails the
+	// worker reads the bytes itself.
+	segs := audit.Segments(jobs, segmentBytes)
+	depth := 2
+	if p.Depth > 0 {
+		depth = p.Depth
+	}
+	busy := make([][]string, n) // the pairs each worker holds
+	outstanding := make([]int, n)
+	segOf := map[string]int{}
+	left := make([]int, len(segs))
+	for i, seg := range segs {
+		left[i] = len(seg)
+		for _, j := range seg {
+			segOf[j.Module] = i
+		}
+	}
+	next := 0
+	out := make([]audit.Figures, 0, len(jobs))
+	bytes := map[string]int64{}
+	for _, j := range jobs {
+		bytes[j.Module] = j.Bytes
+	}
+	send := func(w, i int) {
+		m := msg.Pairs{}
+		for _, j := range segs[i] {
+			m.Modules = append(m.Modules, j.Module)
+			busy[w] = append(busy[w], j.Module)
+		}
+		file, begin, end := spanOf(segs[i])
+		if file == "" || end-begin > 2*segmentBytes {
+			workers[w].Call("postMessage", m.Value())
+			return
+		}
+		// A local file is read here too, so that the next segment's bytes
+		// are ready when the worker wants them.
+		promise, ok := p.readSpan(file, begin, end)
+		if !ok {
+			workers[w].Call("postMessage", m.Value())
+			return
+		}
+		go func() {
+			if buf, err := browser.Await(promise); err == nil {
+				// file is the path the worker opened it by (Reader.Name)
+				m.Buf, m.File, m.Offset = buf, file, begin
+				workers[w].Call("postMessage", m.Value(), []any{buf})
+				return
+			}
+			workers[w].Call("postMessage", m.Value())
+		}()
+	}
+	give := func(w int) {
+		for outstanding[w] < depth && next < len(segs) {
+			send(w, next)
+			outstanding[w]++
+			next++
+		}
+	}
+	started, simdErr := 0, ""
+	for len(out) < len(jobs) {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case m := <-msgs:
+			switch msg.OpOf(m.v) {
+			case msg.OpReady:
+				if e := msg.ReadyOf(m.v).SIMDError; e != "" && simdErr == "" {
+					simdErr = e
+				}
+				workers[m.w].Call("postMessage", open)
+			case msg.OpOpened:
+				started++
+				if p.OnStart != nil {
+					k := msg.OpenedOf(m.v).Kernel
+					if simdErr != "" {
+						k += " (no SIMD: " + simdErr + ")"
+					}
+					p.OnStart(started, k)
+				}
+				give(m.w)
+			case msg.OpFigures:
+				var f audit.Figures
+				if err := json.Unmarshal([]byte(msg.FiguresOf(m.v).JSON), &f); err != nil {
+					return nil, fmt.Errorf("worker %d: %v", m.w, err)
+				}
+				if !slices.Contains(busy[m.w], f.Module) {
+					return nil, fmt.Errorf("worker %d answered for %s, which it was not given", m.w+1, f.Module)
+				}
+				busy[m.w] = slices.DeleteFunc(busy[m.w], func(s string) bool { return s == f.Module })
+				add(bytes[f.Module])
+				out = append(out, f)
+				if left[segOf[f.Module]]--; left[segOf[f.Module]] == 0 {
+					outstanding[m.w]--
+					give(m.w)
+				}
+			case msg.OpError:
+				return nil, fmt.Errorf("audit worker %d: %s", m.w+1, msg.ErrorOf(m.v).Msg)
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,28 @@
+// Package worker is engine.wasm's side of the browser (its main, web/worker,
+// calls Serve): the Web Workers that run clefcheck's engine, and the
+// hand-assembled WebAssembly SIMD kernels they compute with.
+//
+// The page's Go (app.wasm) holds no engine code. It starts one engine
+// worker (public/worker.js running engine.wasm) and posts it every job
+// (browser.Engine); the worker runs the job with wasm/runner and posts its
+// events and output back (jobs.go). An audit there starts a pool of
+// workers, nested and running the same engine.wasm (dealer.go): each opens
+// the same adapter (a File can be posted to a worker; a URL is read by range
+// from each) and checks the pairs it is dealt (poolworker.go). Go's wasm has
+// no threads: this is how the browser audit uses more than one core, and
+// the page never stalls. Serve (serve.go) answers both kinds of message in
+// every worker; the messages are package msg's (wasm/browser/msg), whose
+// documentation lists them all.
+//
+// The dealer deals neighbouring pairs together in segments of about 32 MB,
+// biggest first, each worker holding up to two at a time (four in a quick
+// audit), and reads each segment's bytes itself (a Range request for a
+// URL, a slice of a local File), transferring them with the segment: the
+// next one arrives while the worker computes. A pool worker whose segment
+// came without bytes reads them itself.
+//
+// At start every worker compiles the SIMD kernels (package wasmsimd)
+// against its own Go memory, checks them against the portable Go loops and
+// installs them (InstallSIMD, simd.go); Ready says why not when it could
+// not.
+package worker

@@ -1,0 +1,159 @@
+//go:build js && wasm
+
+package worker
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"syscall/js"
+
+	"github.com/kvit-s/clefcheck/wasm/audit"
+	"github.com/kvit-s/clefcheck/wasm/browser"
+	"github.com/kvit-s/clefcheck/wasm/browser/msg"
+	"github.com/kvit-s/clefcheck/wasm/claims"
+	"github.com/kvit-s/clefcheck/wasm/report"
+	"github.com/kvit-s/clefcheck/wasm/source"
+)
+
+// AuditSpec is what a pool worker needs besides the files: the audit's
+// mode and claims, as JSON (msg.Open's Spec).
+type AuditSpec struct {
+	Mode   report.Mode     `json:"mode"`
+	Probes int             `json:"probes,omitempty"`
+	Claims json.RawMessage `json:"claims,omitempty"`
+}
+
+// SpecOf describes opt for the workers.
+func SpecOf(opt audit.Options) (string, error) {
+	s := AuditSpec{Mode: opt.Mode, Probes: opt.Probes}
+	if opt.Claims != nil {
+		b, err := json.Marshal(opt.Claims)
+		if err != nil {
+			return "", err
+		}
+		s.Claims = b
+	}
+	b, err := json.Marshal(s)
+	return string(b), err
+}
+
+func (s *AuditSpec) options() (audit.Options, error) {
+	opt := audit.Options{Mode: s.Mode, Probes: s.Probes, Workers: 1}
+	if len(s.Claims) > 0 {
+		p, err := claims.Parse(s.Claims)
+		if err != nil {
+			return opt, err
+		}
+		opt.Claims = p
+	}
+	return opt, nil
+}
+
+// preloader is what the pool worker's source does with the spans the
+// dealer read for it (source.HTTP.Preload, browser.Files.Preload).
+type preloader interface {
+	Preload(name string, off int64, data []byte)
+}
+
+// poolWorker is a pool worker's state: its audit session, opened by
+// msg.Open, checks the pairs msg.Pairs deals it.
+type poolWorker struct {
+	post     func(js.Value)
+	sess     *audit.Session
+	pre      preloader // the session's source
+	spanBuf  []byte    // the memory of the current span, reused
+	spanFile string
+}
+
+func (w *poolWorker) fail(err string) { w.post(msg.Error{Msg: err}.Value()) }
+
+func (w *poolWorker) open(m msg.Open) {
+	s, pre, err := openSession(m)
+	if err != nil {
+		w.fail(err.Error())
+		return
+	}
+	if w.sess != nil {
+		w.sess.Close()
+	}
+	w.sess, w.pre = s, pre
+	w.post(msg.Opened{Kernel: s.Kernel()}.Value())
+}
+
+func (w *poolWorker) pairs(m msg.Pairs) {
+	if w.sess == nil {
+		w.fail("pairs before open")
+		return
+	}
+	if m.Buf.Truthy() && w.pre != nil {
+		// The dealer read this segment's span while we computed. The
+		// previous span is done with (segments are checked one after the
+		// other): drop it and reuse its memory.
+		if w.spanFile != "" {
+			w.pre.Preload(w.spanFile, 0, nil)
+		}
+		n := m.Buf.Get("byteLength").Int()
+		if cap(w.spanBuf) < n {
+			w.spanBuf = make([]byte, n)
+		}
+		data := w.spanBuf[:n]
+		js.CopyBytesToGo(data, js.Global().Get("Uint8Array").New(m.Buf))
+		w.spanFile = m.File
+		w.pre.Preload(w.spanFile, m.Offset, data)
+	}
+	for _, mod := range m.Modules {
+		f, err := w.sess.Check(mod)
+		if err != nil {
+			w.fail(err.Error())
+			return
+		}
+		b, err := json.Marshal(f)
+		if err != nil {
+			w.fail(fmt.Sprintf("%s: %v", mod, err))
+			return
+		}
+		w.post(msg.Figures{Module: mod, JSON: string(b)}.Value())
+	}
+}
+
+// openSession opens the pool worker's audit session, with the preloading
+// of its source (where the dealer's read-ahead spans go).
+func openSession(m msg.Open) (*audit.Session, preloader, error) {
+	var spec AuditSpec
+	if err := json.Unmarshal([]byte(m.Spec), &spec); err != nil {
+		return nil, nil, fmt.Errorf("audit spec: %v", err)
+	}
+	opt, err := spec.options()
+	if err != nil {
+		return nil, nil, err
+	}
+	var fsys interface {
+		fs.FS
+		preloader
+	}
+	switch {
+	case m.URL != "":
+		h, err := source.NewHTTP(m.URL)
+		if err != nil {
+			return nil, nil, err
+		}
+		h.ReadAhead = readAhead
+		h.Token = m.Token
+		fsys = h
+	case m.Files.Truthy():
+		if !m.Names.Truthy() || m.Files.Length() != m.Names.Length() {
+			return nil, nil, errors.New("files and names differ in number")
+		}
+		f := browser.NewFiles()
+		for i := 0; i < m.Files.Length(); i++ {
+			f.Add(m.Files.Index(i), m.Names.Index(i).String())
+		}
+		fsys = f
+	default:
+		return nil, nil, errors.New("open: neither a URL nor files")
+	}
+	sess, err := audit.Open(fsys, m.Dir, opt)
+	return sess, fsys, err
+}

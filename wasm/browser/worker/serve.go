@@ -1,0 +1,52 @@
+//go:build js && wasm
+
+package worker
+
+import (
+	"context"
+	"syscall/js"
+
+	"github.com/kvit-s/clefcheck/wasm/browser"
+	"github.com/kvit-s/clefcheck/wasm/browser/msg"
+)
+
+// Serve runs in a worker (engine.wasm's main): it answers the messages
+// until the worker is terminated — the page's jobs (jobs.go) and, in a
+// pool's worker, the audit's pairs (poolworker.go).
+func Serve() {
+	browser.Install()
+	self := js.Global()
+	msgs := make(chan js.Value, 64)
+	handler := js.FuncOf(func(this js.Value, args []js.Value) any {
+		msgs <- args[0].Get("data")
+		return nil
+	})
+	self.Set("onmessage", handler)
+	// Messages that came before Go was running were queued by worker.js.
+	if q := self.Get("clefcheckQueue"); q.Truthy() {
+		for i := 0; i < q.Length(); i++ {
+			msgs <- q.Index(i).Get("data")
+		}
+		self.Delete("clefcheckQueue")
+	}
+	post := func(m js.Value) { self.Call("postMessage", m) }
+	simdErr := ""
+	if err := InstallSIMD(); err != nil {
+		simdErr = err.Error()
+	}
+	post(msg.Ready{SIMDError: simdErr}.Value())
+	jobs := &jobRunner{cancels: map[int]context.CancelFunc{}, post: post}
+	pool := &poolWorker{post: post}
+	for m := range msgs {
+		switch msg.OpOf(m) {
+		case msg.OpJob:
+			jobs.start(msg.JobOf(m))
+		case msg.OpCancel:
+			jobs.cancel(msg.CancelOf(m).ID)
+		case msg.OpOpen:
+			pool.open(msg.OpenOf(m))
+		case msg.OpPairs:
+			pool.pairs(msg.PairsOf(m))
+		}
+	}
+}

@@ -1,0 +1,35 @@
+// Package wasmsimd assembles clefcheck's WebAssembly SIMD kernels: a small
+// hand-written module (Module) that the browser's engine workers compile
+// against their own Go memory, because Go's wasm backend emits no SIMD
+// instructions. It is pure Go (no syscall/js): the bytes are built and
+// tested natively; the glue that instantiates the module and calls it on Go
+// slices is in wasm/browser/worker (simd.go).
+//
+// The module imports one memory, "env" "mem" (the Go instance's, which
+// public/worker.js exposes as clefcheckMem), and exports seven functions
+// (Funcs), every parameter an i32 and every pointer a byte address into
+// that memory:
+//
+//	apply4(x, rows, r, w, acc)      rows even: for each pair of rows x, x' of X
+//	                                (rows × r), u = Σ_c x_c·w_c, u' likewise
+//	                                (w, acc: r f32x4), acc_c += x_c·u + x'_c·u'
+//	scan(p, nvec, out)              nvec × 8 bf16 values: the count of non-finite
+//	                                ones (i32x4 at out+16) and Σx² of the others
+//	                                (f64x2 at out)
+//	apply4cols(a, r, stride, cols, w, t, acc)
+//	                                A's column block (rows stride bytes apart,
+//	                                r even): t = Σ_i A[i,·]·w_i, acc_i += Σ_j A[i,j]·t_j
+//	colsq(x, rows, r, acc)          acc (r f32) += the squares of every row of X
+//	rowsq(a, r, n, out)             each row's Σx² as an f64x2 at out + 16·i
+//	decode(src, nvec, dst, out)     nvec × 8 bf16 to f32 at dst; the non-finite
+//	                                count as an i32x4 at out
+//	dots(x, rows, k, w, n, dst)     dst[i·n+j] = Σ_c X[i,c]·W[j,c] (X·Wᵀ)
+//
+// Float32 sums are kept over blocks of 64 vectors and added in float64;
+// the glue checks every kernel against its portable Go loop before
+// installing it, so a result here differs from the Go one only in
+// rounding.
+//
+// The opcodes are those of the WebAssembly core specification 2.0 with
+// fixed-width SIMD (the 0xfd prefix, final numbering).
+package wasmsimd
