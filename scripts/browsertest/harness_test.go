@@ -380,31 +380,45 @@ func (p *tab) open(url, sel string) {
 	}
 }
 
+// pollJS evaluates js until done accepts its value or d has passed: it
+// returns the last value, and the last evaluation's error (nil once one
+// succeeded after it) when it gives up.
+func pollJS[T any](p *tab, js string, d time.Duration, done func(T) bool) (T, bool, error) {
+	deadline := time.Now().Add(d)
+	var last T
+	var lastErr error
+	for {
+		// One look takes no time unless the page is stuck; give it a while.
+		ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+		cancel()
+		if err == nil {
+			last, lastErr = v, nil
+			if done(v) {
+				return v, true, nil
+			}
+		} else {
+			lastErr = err
+		}
+		if time.Now().After(deadline) || p.ctx.Err() != nil {
+			return last, false, lastErr
+		}
+		time.Sleep(poll)
+	}
+}
+
 // waitJS evaluates the JS expression pred until it is true, for at most d;
 // the error says what was awaited (what) and what the page showed.
 func (p *tab) waitJS(what, pred string, d time.Duration) error {
 	p.tb.Helper()
-	deadline := time.Now().Add(d)
-	var last error
-	for {
-		ctx, cancel := context.WithDeadline(p.ctx, deadline)
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](pred))
-		cancel()
-		if err == nil && ok {
-			return nil
-		}
+	if _, ok, err := pollJS(p, pred, d, func(v bool) bool { return v }); !ok {
+		msg := fmt.Sprintf("waited %v for %s", d, what)
 		if err != nil {
-			last = err
+			msg += fmt.Sprintf(" (the page could not be read: %v)", err)
 		}
-		if time.Now().After(deadline) || p.ctx.Err() != nil {
-			msg := fmt.Sprintf("waited %v for %s", d, what)
-			if last != nil {
-				msg += fmt.Sprintf(" (last error: %v)", last)
-			}
-			return fmt.Errorf("%s; the page: %s", msg, p.state())
-		}
-		time.Sleep(poll)
+		return fmt.Errorf("%s; the page: %s", msg, p.state())
 	}
+	return nil
 }
 
 // waitText waits, for at most d, until sel shows and its text contains
@@ -412,35 +426,22 @@ func (p *tab) waitJS(what, pred string, d time.Duration) error {
 func (p *tab) waitText(sel, want string, d time.Duration) (string, error) {
 	p.tb.Helper()
 	js := fmt.Sprintf(`(() => { const e = document.querySelector(%q); return %s ? e.innerText : null })()`, sel, visible(sel))
-	deadline := time.Now().Add(d)
-	var text string
-	var last error
-	for {
-		ctx, cancel := context.WithDeadline(p.ctx, deadline)
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[*string](js))
-		cancel()
-		if err != nil {
-			last = err
-		} else if v != nil {
-			text = *v
-			if strings.Contains(text, want) {
-				return text, nil
-			}
-		}
-		if time.Now().After(deadline) || p.ctx.Err() != nil {
-			msg := fmt.Sprintf("waited %v for %s to show %q", d, sel, want)
-			if v == nil && err == nil {
-				msg += "; it is not on the page"
-			} else {
-				msg += fmt.Sprintf("; it showed %q", clip(text, 300))
-			}
-			if last != nil {
-				msg += fmt.Sprintf(" (last error: %v)", last)
-			}
-			return text, fmt.Errorf("%s; the page: %s", msg, p.state())
-		}
-		time.Sleep(poll)
+	v, ok, err := pollJS(p, js, d, func(v *string) bool { return v != nil && strings.Contains(*v, want) })
+	if ok {
+		return *v, nil
 	}
+	msg := fmt.Sprintf("waited %v for %s to show %q", d, sel, want)
+	var text string
+	if v == nil {
+		msg += "; it is not on the page (or not shown)"
+	} else {
+		text = *v
+		msg += fmt.Sprintf("; it showed %q", clip(text, 300))
+	}
+	if err != nil {
+		msg += fmt.Sprintf(" (the page could not be read at the end: %v)", err)
+	}
+	return text, fmt.Errorf("%s; the page: %s", msg, p.state())
 }
 
 // text is sel's text now ("" if it is not on the page).
