@@ -1,0 +1,155 @@
+//go:build browser
+
+package browsertest
+
+// The Audit page: the demo world audited in the engine's Web Workers, a
+// tampered adapter given as files, a claims profile from a file, and a
+// site whose engine.wasm is missing.
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tabLimit bounds one test's tab.
+const tabLimit = 3 * time.Minute
+
+// engineListed is true once the engine worker has answered the Audit page's
+// first job (the built-in claims profiles): until then the claims select
+// offers only its default.
+var engineListed = hasOption("#claims", "demo")
+
+func TestBrowserAuditDemo(t *testing.T) {
+	p := newTab(t, tabLimit)
+	start := time.Now()
+	p.open(p.env.url+"/", "#load-demo")
+	p.click("#load-demo")
+	text, err := p.waitText("#verdict", "PASS", 2*time.Minute)
+	p.shot("audit-demo")
+	if err != nil {
+		t.Fatalf("no PASS verdict for the demo world: %v", err)
+	}
+	rows, _ := eval[int](p, `document.querySelectorAll("#matrices tbody tr").length`)
+	if rows != 25 {
+		t.Errorf("%d rows in the first page of pairs, want 25 (verdict %q)", rows, text)
+	}
+	// The pairs were checked in Web Workers (engine.wasm), not in the page,
+	// with the SIMD probe kernel (which each worker checks against the
+	// portable loop before using it).
+	if k := p.text("#kernel"); !strings.Contains(k, "Web Workers") || !strings.Contains(k, "probes wasm-simd") {
+		t.Errorf("the pairs were not checked in workers with the SIMD kernel: %q", k)
+	}
+	// The quick audit scans with the SIMD kernel too.
+	p.choose("#mode", "quick")
+	p.click("#load-demo")
+	k, err := p.waitText("#kernel", "scan wasm-simd", 2*time.Minute)
+	if err != nil || !strings.Contains(k, "Web Workers") {
+		t.Errorf("quick audit: %q %v", k, err)
+	}
+	t.Logf("demo audit in the browser: PASS after %v", time.Since(start).Round(time.Millisecond))
+}
+
+func TestBrowserTamperedFiles(t *testing.T) {
+	p := newTab(t, tabLimit)
+	// A tampered copy: the config claims DoRA.
+	dir := t.TempDir()
+	for _, f := range []string{"adapter_model.safetensors", "extraction-report.json"} {
+		data, err := os.ReadFile(filepath.Join(p.env.world, "adapter", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "adapter_config.json"), []byte(`{"peft_type":"LORA","r":16,"lora_alpha":16,"use_dora":true,"target_modules":["q_proj"]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.open(p.env.url+"/", "#load-demo")
+	// The demo claims are offered once the engine has listed its profiles.
+	if err := p.waitJS("the engine worker to list its claims profiles (#claims offering demo)", engineListed, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	p.choose("#claims", "demo")
+	p.upload("#adapter-files", filepath.Join(dir, "adapter_config.json"), filepath.Join(dir, "adapter_model.safetensors"), filepath.Join(dir, "extraction-report.json"))
+	if _, err := p.waitText("#verdict", "FAIL", 2*time.Minute); err != nil {
+		p.shot("audit-tampered")
+		t.Fatalf("no FAIL verdict for a DoRA config: %v", err)
+	}
+	text, err := p.waitText("#findings", "config.invalid", 30*time.Second)
+	p.shot("audit-tampered")
+	if err != nil {
+		t.Errorf("no config.invalid finding: %v", err)
+	}
+	// Local files are posted to the workers, which read them in place.
+	if k := p.text("#kernel"); !strings.Contains(k, "Web Workers") {
+		t.Errorf("the local files were not checked in workers: %q", k)
+	}
+	if !strings.Contains(text, "DoRA") {
+		t.Errorf("findings do not explain the DoRA config: %s", text)
+	}
+	if s := p.text(".summary"); !strings.Contains(s, "claims: demo") {
+		t.Errorf("the summary does not name the demo claims chosen: %q", clip(s, 300))
+	}
+}
+
+// TestBrowserClaimsFile: the engine lists its built-in profiles for the
+// claims select, checks a profile loaded from a file, and audits against
+// it; a broken profile file is refused with the reason.
+func TestBrowserClaimsFile(t *testing.T) {
+	p := newTab(t, tabLimit)
+	// The demo profile as clefcheck claims prints it, with another rank.
+	var prof map[string]any
+	jsonOf(t, p.env.clefcheck(t, "claims", "demo"), &prof)
+	prof["name"], prof["rank"] = "rank-seven", 7
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "rank-seven.json"), filepath.Join(dir, "broken.json")
+	b, err := json.Marshal(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(good, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte(`{"name": "x", "rank": "sixteen"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	p.open(p.env.url+"/", "#load-demo")
+	if _, err := p.waitText("#claims", "demo", time.Minute); err != nil {
+		t.Fatalf("the built-in profiles were not listed: %v", err)
+	}
+	p.upload("#claims-file", good)
+	if _, err := p.waitText("#claims", "file: rank-seven", time.Minute); err != nil {
+		t.Fatalf("the claims file was not loaded: %v", err)
+	}
+	p.click("#load-demo")
+	if _, err := p.waitText("#verdict", "FAIL", time.Minute); err != nil {
+		p.shot("audit-claims-file")
+		t.Fatalf("a claimed rank of 7 did not fail the demo adapter: %v", err)
+	}
+	if s := p.text(".summary"); !strings.Contains(s, "claims: rank-seven") {
+		t.Errorf("the summary does not name the claims file's profile: %q", s)
+	}
+	p.upload("#claims-file", bad)
+	if e, err := p.waitText("#error", "claims file", time.Minute); err != nil || !strings.Contains(e, "rank") {
+		t.Errorf("a broken claims file: %q %v", e, err)
+	}
+}
+
+// TestBrowserNoEngine: a site whose engine.wasm is missing (a half-copied
+// host) says so on the page instead of waiting for ever.
+func TestBrowserNoEngine(t *testing.T) {
+	p := newTab(t, tabLimit)
+	hs := staticSite(t, "", func(site string) error { return os.Remove(filepath.Join(site, "web", "engine.wasm")) })
+	p.open(hs.URL+"/", "#load-demo")
+	p.click("#load-demo")
+	if e, err := p.waitText("#error", "engine", 30*time.Second); err != nil {
+		p.shot("no-engine")
+		t.Fatalf("no error for a missing engine.wasm: %q %v", e, err)
+	}
+}

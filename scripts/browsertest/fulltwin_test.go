@@ -1,0 +1,204 @@
+//go:build browser
+
+package browsertest
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// BenchmarkBrowserFullTwin measures the browser on the 1.40 GB twin (set
+// CLEFCHECK_FULL to the folder holding adapter/; make bench-browser does):
+// the quick and randomized audits' wall time, from the twin's URL on
+// another origin (read by HTTP Range requests from loopback) and from the
+// twin given as local files, the longest gap between animation frames
+// meanwhile, the native CLI's quick audit of the same files, and the
+// floors: the browser reading the twin's bytes and nothing else.
+// CLEFCHECK_EXACT=1 adds the exact mode. Run it once (-benchtime 1x):
+//
+//	make bench-browser
+//
+// Metrics: <run>-s (wall seconds of each audit), <run>-gap-ms (longest
+// frame gap), native-quick-s, floor-url-s and floor-file-s.
+func BenchmarkBrowserFullTwin(b *testing.B) {
+	full := os.Getenv("CLEFCHECK_FULL")
+	if full == "" {
+		b.Skip("set CLEFCHECK_FULL to the twin's folder (make bench-browser)")
+	}
+	ad := filepath.Join(full, "adapter")
+	if _, err := os.Stat(filepath.Join(ad, "adapter_model.safetensors")); err != nil {
+		b.Fatalf("CLEFCHECK_FULL=%s holds no twin (clefcheck world --full %s): %v", full, full, err)
+	}
+	p := newTab(b, 30*time.Minute)
+	files := http.StripPrefix("/twin/", http.FileServer(http.Dir(full)))
+	// Another origin, as the Hub would be: it must answer CORS.
+	twin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		w.Header().Set("Access-Control-Expose-Headers", "Content-Range, Content-Length, Accept-Ranges")
+		if r.Method == http.MethodOptions {
+			w.Header().Set("Access-Control-Allow-Headers", "Range, Authorization")
+			w.WriteHeader(204)
+			return
+		}
+		files.ServeHTTP(w, r)
+	}))
+	defer twin.Close()
+	p.open(p.env.url+"/", "#load-demo")
+	if err := p.waitJS("the engine worker to list its claims profiles", engineListed, time.Minute); err != nil {
+		b.Fatal(err)
+	}
+	// A frame-gap recorder, and the page's long tasks.
+	p.run(`window.__gap = 0; let last = performance.now();
+		const f = (t) => { window.__gap = Math.max(window.__gap, t - last); last = t; requestAnimationFrame(f); }; requestAnimationFrame(f);
+		window.__long = []; new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__long.push([Math.round(e.startTime - (window.__t0 || 0)), Math.round(e.duration)]); }).observe({type: "longtask"})`)
+
+	// The native CLI on the same file in the same run, for the ratio: the
+	// best of two runs (the first may warm the page cache).
+	var native time.Duration
+	for i := 0; i < 2; i++ {
+		start := time.Now()
+		if out, err := exec.Command(p.env.bin, "audit", "--quick", "--claims", "clef-lora-r256", ad).CombinedOutput(); err != nil {
+			b.Fatalf("native quick audit: %v\n%s", err, out)
+		}
+		if d := time.Since(start); i == 0 || d < native {
+			native = d
+		}
+	}
+	b.Logf("native quick audit of the twin (clefcheck audit --quick, best of 2): %v", native.Round(10*time.Millisecond))
+
+	// Each audit from the twin's URL (another origin, read by range) and
+	// from the twin given as local files (read in place, no network).
+	type benchRun struct {
+		name, mode string
+		files      bool
+	}
+	runs := []benchRun{{"quick", "quick", false}, {"quick-files", "quick", true}, {"randomized", "randomized", false}, {"randomized-files", "randomized", true}}
+	if os.Getenv("CLEFCHECK_EXACT") != "" {
+		runs = append(runs, benchRun{"exact", "exact", false})
+	}
+	wall, gaps := map[string]time.Duration{}, map[string]float64{}
+	floors := map[string]float64{}
+
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, r := range runs {
+			w, gap := twinAudit(b, p, r.name, r.mode, r.files, twin.URL, ad, native)
+			wall[r.name] += w
+			gaps[r.name] = max(gaps[r.name], gap)
+		}
+		for name, s := range twinFloors(b, p, twin.URL, ad) {
+			floors[name] += s
+		}
+	}
+	b.StopTimer()
+
+	b.ReportMetric(0, "ns/op") // the figures below are what counts
+	b.ReportMetric(native.Seconds(), "native-quick-s")
+	for _, r := range runs {
+		b.ReportMetric(wall[r.name].Seconds()/float64(b.N), r.name+"-s")
+		b.ReportMetric(gaps[r.name], r.name+"-gap-ms")
+	}
+	for name, s := range floors {
+		b.ReportMetric(s/float64(b.N), name+"-s")
+	}
+}
+
+// twinAudit runs one audit of the twin on the Audit page and returns its
+// wall time and the longest frame gap meanwhile (ms).
+func twinAudit(b *testing.B, p *tab, run, mode string, fromFiles bool, twinURL, ad string, native time.Duration) (time.Duration, float64) {
+	b.Helper()
+	p.do("choosing the claims, mode and URL",
+		chromedp.SetValue("#claims", "clef-lora-r256"), chromedp.SetValue("#mode", mode),
+		chromedp.SetValue("#adapter-url", twinURL+"/twin/adapter"))
+	// go-app's ValueTo listens to change events: dispatch them.
+	p.run(`["#claims","#mode","#adapter-url"].forEach(s => document.querySelector(s).dispatchEvent(new Event("change")))`)
+	p.run(`window.__gap = 0, window.__long = [], window.__t0 = performance.now()`)
+	start := time.Now()
+	if fromFiles {
+		// The same files again fire no change event unless the input is cleared.
+		p.run(`document.querySelector("#adapter-files").value = ""`)
+		p.upload("#adapter-files", filepath.Join(ad, "adapter_config.json"), filepath.Join(ad, "adapter_model.safetensors"), filepath.Join(ad, "extraction-report.json"))
+	} else {
+		p.click("#open-url")
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // log the page's progress line every 30 s
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(30 * time.Second):
+				line, _ := eval[string](p, `(document.querySelector("#progress") || document.querySelector("#error") || document.body).innerText.slice(0, 300)`)
+				b.Logf("%s after %v: %s", run, time.Since(start).Round(time.Second), clip(strings.ReplaceAll(line, "\n", " "), 200))
+			}
+		}
+	}()
+	// The new audit has started when the previous verdict is gone; it is
+	// done when the verdict badge (not the inventory's) shows in a summary
+	// naming this mode.
+	err := p.waitJS("the previous verdict to go (the "+run+" audit started)", `!document.querySelector("#verdict")`, time.Minute)
+	if err == nil {
+		err = p.waitJS("the "+run+" audit's verdict", fmt.Sprintf(`(() => { const v = document.querySelector("#verdict"); const s = document.querySelector(".summary"); return !!(v && s && s.innerText.includes(%q)) })()`, mode+" audit in"), 12*time.Minute)
+	}
+	wall := time.Since(start)
+	close(stop)
+	<-done
+	text := p.text(".summary")
+	if err == nil && !strings.Contains(text, "PASS") {
+		err = fmt.Errorf("verdict is not PASS")
+	}
+	gap, _ := eval[float64](p, `window.__gap`)
+	p.shot("full-twin-" + run)
+	if err != nil {
+		b.Fatalf("%s audit of the twin: %q %v", mode, clip(text, 500), err)
+	}
+	kernel := p.text("#kernel")
+	// The page's long tasks (over 50 ms): [start ms after the click, duration ms].
+	long, _ := eval[string](p, `JSON.stringify(window.__long.sort((a, b) => b[1] - a[1]).slice(0, 8))`)
+	b.Logf("%s: the page's longest tasks [start, ms]: %s", run, long)
+	b.Logf("browser %s audit of the 1.40 GB twin (%s): %v wall (%.1f× the native CLI's quick audit), longest frame gap %.0f ms; %s", mode, run, wall.Round(10*time.Millisecond), wall.Seconds()/native.Seconds(), gap, kernel)
+	return wall, gap
+}
+
+// twinFloors times the browser reading the twin's bytes and nothing else,
+// as 32 MB pieces four at a time, from the URL and from the local file:
+// seconds by metric name.
+func twinFloors(b *testing.B, p *tab, twinURL, ad string) map[string]float64 {
+	b.Helper()
+	model := filepath.Join(ad, "adapter_model.safetensors")
+	p.run(`if (!document.querySelector("#floor-file")) { const i = document.createElement("input"); i.type = "file"; i.id = "floor-file"; document.body.appendChild(i) }`)
+	p.upload("#floor-file", model)
+	const floorJS = `(async () => {
+		const f = document.querySelector("#floor-file").files[0], size = f.size, piece = 32 << 20, url = %q;
+		const read = (o) => url ? fetch(url, {headers: {Range: "bytes=" + o + "-" + (Math.min(size, o + piece) - 1)}, cache: "no-store"}).then(r => {
+			if (r.status !== 206) throw new Error("HTTP " + r.status + " at " + o); return r.arrayBuffer(); }) : f.slice(o, o + piece).arrayBuffer();
+		const t0 = performance.now(); let next = 0, n = 0;
+		const lane = async () => { while (next < size) { const o = next; next += piece; const b = await read(o); n += b.byteLength; } };
+		await Promise.all([lane(), lane(), lane(), lane()]);
+		if (n !== size) throw new Error("read " + n + " of " + size + " bytes");
+		return performance.now() - t0; })()`
+	out := map[string]float64{}
+	for _, src := range []struct{ metric, name, url string }{
+		{"floor-url", "the URL", twinURL + "/twin/adapter/adapter_model.safetensors"},
+		{"floor-file", "the local file", ""},
+	} {
+		ms, err := eval[float64](p, fmt.Sprintf(floorJS, src.url), chromedp.EvalAwaitPromise)
+		if err != nil {
+			b.Fatalf("reading the twin from %s: %v", src.name, err)
+		}
+		b.Logf("floor: the browser reads the twin's 1.40 GB from %s in %.2f s (32 MB pieces, 4 at a time)", src.name, ms/1000)
+		out[src.metric] = ms / 1000
+	}
+	return out
+}
