@@ -66,7 +66,7 @@ test-unit:
 # The same numeric tests with the AVX2 kernel: both must give the same figures.
 test-simd:
 ifeq ($(GOARCH),amd64)
-	GOEXPERIMENT=simd $(GO) test -count=1 ./wasm/spectral ./wasm/audit
+	GOEXPERIMENT=simd $(GO) test -count=1 ./wasm/spectral ./wasm/audit ./wasm/dtype ./wasm/kernels
 endif
 
 # The engine must compile for the browser; the WebAssembly SIMD kernels of

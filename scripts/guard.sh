@@ -3,7 +3,7 @@
 #  1. the engine (wasm/) never imports syscall/js or go-app outside its
 #     browser glue, wasm/browser;
 #  2. app.wasm (./web/app) links only the pages, the contract (jobs, report,
-#     progress), the page's engine client (wasm/browser and the range
+#     progress), the page's engine client (wasm/browser, its message protocol wasm/browser/msg, and the range
 #     readers it uses, source and fetch) and go-app: an allow-list, so a new
 #     computing package cannot slip in;
 #  3. the CLI's non-test code imports, from the engine, only the door
@@ -18,7 +18,7 @@ fail=0
 bad=$(grep -rlE '"syscall/js"|maxence-charriere/go-app' wasm --include='*.go' | grep -v '^wasm/browser/' || true)
 if [ -n "$bad" ]; then echo "guard: the engine imports browser code outside wasm/browser: $bad"; fail=1; fi
 
-app_allowed="web web/app wasm/jobs wasm/report wasm/progress wasm/browser wasm/source wasm/fetch"
+app_allowed="web web/app wasm/jobs wasm/report wasm/progress wasm/browser wasm/browser/msg wasm/source wasm/fetch"
 for p in $(GOOS=js GOARCH=wasm $go list -deps ./web/app | grep -E "^$mod/|gonum" || true); do
   rel=${p#"$mod/"}
   case " $app_allowed " in *" $rel "*) ;; *) echo "guard: app.wasm links $p (the pages hold no engine code: it belongs in engine.wasm, behind wasm/jobs)"; fail=1;; esac

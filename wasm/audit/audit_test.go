@@ -639,14 +639,14 @@ func TestScanKernelHook(t *testing.T) {
 	dir := filepath.Join(worldDir, world.AdapterDir)
 	want := run(t, dir, Options{Mode: report.ModeQuick})
 	calls := 0
-	SetScanKernel("counted", func(b []byte) (int, float64) {
+	dtype.ScanKernels.Install("counted", func(b []byte) (int, float64) {
 		if len(b)%16 != 0 {
 			t.Errorf("the kernel got %d bytes, not whole vectors", len(b))
 		}
 		calls++
-		return ScanBF16(b)
+		return dtype.ScanBF16(b)
 	})
-	defer SetScanKernel("", nil)
+	defer dtype.ScanKernels.Reset()
 	got := run(t, dir, Options{Mode: report.ModeQuick})
 	if calls == 0 || got.Summary.Kernel != "scan counted" || got.Verdict != want.Verdict {
 		t.Fatalf("%d calls, kernel %q, verdict %s (want %s)", calls, got.Summary.Kernel, got.Verdict, want.Verdict)

@@ -17,26 +17,3 @@ func kernelSummary(mode report.Mode) string {
 	}
 	return spectral.GramKernels.Name()
 }
-
-// ScanKernel is a faster bf16 scan for the bulk of a tensor.
-//
-// Deprecated: use dtype.ScanKernel.
-type ScanKernel = dtype.ScanKernel
-
-// SetScanKernel installs k for bf16 scans under name (nil: the portable
-// loop).
-//
-// Deprecated: use dtype.ScanKernels.Install(name, k) and
-// dtype.ScanKernels.Reset().
-func SetScanKernel(name string, k ScanKernel) {
-	if k == nil {
-		dtype.ScanKernels.Reset()
-		return
-	}
-	dtype.ScanKernels.Install(name, k)
-}
-
-// ScanBF16 is the portable bf16 scan.
-//
-// Deprecated: use dtype.ScanBF16.
-func ScanBF16(b []byte) (nonfinite int, sumsq float64) { return dtype.ScanBF16(b) }

@@ -150,7 +150,7 @@ func TestBF16KernelHook(t *testing.T) {
 	want := make([]float32, 21)
 	wnf, _ := Decode32("BF16", src, want)
 	var sizes []int
-	SetBF16Kernel(func(s []byte, d []float32) (nf int) {
+	DecodeKernels.Install("counted", func(s []byte, d []float32) (nf int) {
 		sizes = append(sizes, len(d))
 		for i := range d {
 			d[i] = BF16ToF32(binary.LittleEndian.Uint16(s[2*i:]))
@@ -160,7 +160,7 @@ func TestBF16KernelHook(t *testing.T) {
 		}
 		return nf
 	})
-	defer SetBF16Kernel(nil)
+	defer DecodeKernels.Reset()
 	got := make([]float32, 21)
 	nf, _ := Decode32("BF16", src, got)
 	if fmt.Sprint(sizes) != "[16]" || nf != wnf || wnf != 2 {

@@ -22,17 +22,6 @@ var (
 	DecodeKernels = kernels.NewSlot[BF16Kernel]("bf16-decode", decodeBF16Portable)
 )
 
-// SetBF16Kernel installs k for Decode32's BF16 case (nil: the portable loop).
-//
-// Deprecated: use DecodeKernels.Install(name, k) and DecodeKernels.Reset().
-func SetBF16Kernel(k BF16Kernel) {
-	if k == nil {
-		DecodeKernels.Reset()
-		return
-	}
-	DecodeKernels.Install("custom", k)
-}
-
 // Scan decodes a tensor of dtype dt, counting non-finite values and summing
 // the squares of the others. scratch is reused between calls (nil is fine).
 func Scan(dt string, b []byte, scratch *[]float32) (nonfinite int, sumsq float64) {

@@ -283,22 +283,6 @@ type Kernels struct {
 // ColSquaresPortable and RowSquaresPortable before it is installed.
 var ProbeKernels = kernels.NewSlot[Kernels]("probes", Kernels{Name: kernels.Portable})
 
-// SetKernels installs faster loops for the probes (Kernels{} restores the
-// portable ones).
-//
-// Deprecated: use ProbeKernels.Install(name, k) and ProbeKernels.Reset().
-func SetKernels(k Kernels) {
-	none := k.Apply4 == nil && k.Apply4Cols == nil && k.ColSquares == nil && k.RowSquares == nil
-	if k.Name == "" || k.Name == kernels.Portable {
-		if none {
-			ProbeKernels.Reset()
-			return
-		}
-		k.Name = "custom"
-	}
-	ProbeKernels.Install(k.Name, k)
-}
-
 // ProbeKernel names the probes' loops in use.
 //
 // Deprecated: use ProbeKernels.Name().

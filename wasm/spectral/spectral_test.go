@@ -435,7 +435,7 @@ func TestProbeKernelHook(t *testing.T) {
 	a, b := svdForm(rng, 32, 700, 400)
 	want := Probe(a, b, 32, 400, 700, 1, 0, 1, nil)
 	calls := map[string]int{}
-	SetKernels(Kernels{Name: "counted",
+	ProbeKernels.Install("counted", Kernels{Name: "counted",
 		Apply4: func(x []float32, rows, r int, w, acc []float32) { calls["apply"]++; ApplyPortable(x, rows, r, w, acc) },
 		Apply4Cols: func(a []float32, r, n, j0, cols int, w, t, acc []float32) {
 			calls["cols"]++
@@ -444,7 +444,7 @@ func TestProbeKernelHook(t *testing.T) {
 		ColSquares: func(x []float32, rows, r int, acc []float32) { calls["colsq"]++; ColSquaresPortable(x, rows, r, acc) },
 		RowSquares: func(a []float32, r, n int, out []float64) { calls["rowsq"]++; RowSquaresPortable(a, r, n, out) },
 	})
-	defer SetKernels(Kernels{})
+	defer ProbeKernels.Reset()
 	got := Probe(a, b, 32, 400, 700, 1, 0, 1, nil)
 	if len(calls) != 4 || ProbeKernel() != "counted" {
 		t.Fatalf("the installed loops were not all used (%v, %q)", calls, ProbeKernel())
@@ -453,7 +453,7 @@ func TestProbeKernelHook(t *testing.T) {
 	if math.Abs(got.BoundA-want.BoundA) > 1e-4*want.BoundA || math.Abs(got.BoundB-want.BoundB) > 1e-4*want.BoundB || got.NormA != want.NormA || got.NormB != want.NormB {
 		t.Errorf("bounds %g %g with the hooks, %g %g without", got.BoundA, got.BoundB, want.BoundA, want.BoundB)
 	}
-	SetKernels(Kernels{})
+	ProbeKernels.Reset()
 	if ProbeKernel() != "go" {
 		t.Errorf("kernel %q after reset", ProbeKernel())
 	}

@@ -10,7 +10,6 @@ import (
 	"syscall/js"
 	"unsafe"
 
-	"github.com/kvit-s/clefcheck/wasm/audit"
 	"github.com/kvit-s/clefcheck/wasm/dtype"
 	"github.com/kvit-s/clefcheck/wasm/spectral"
 	"github.com/kvit-s/clefcheck/wasm/wasmsimd"
@@ -19,7 +18,7 @@ import (
 
 // The WebAssembly SIMD kernels (assembled by package wasmsimd) as Go
 // functions: the probes (spectral.Kernels), the quick audit's bf16 scan
-// (audit.ScanKernel), bf16 decoding (dtype.BF16Kernel) and the demo
+// (dtype.ScanKernels), bf16 decoding (dtype.DecodeKernels) and the demo
 // model's products (blas32.Use, simdblas.go). Go's wasm backend emits no
 // SIMD, so the engine workers compile the module against their own Go
 // memory (worker.js exposes it as clefcheckMem) and call it on Go slices
@@ -39,16 +38,19 @@ func InstallSIMD() error {
 	if err := k.check(); err != nil {
 		return err
 	}
-	spectral.SetKernels(k.probes)
-	audit.SetScanKernel("wasm-simd", k.scan)
-	dtype.SetBF16Kernel(k.decode)
+	spectral.ProbeKernels.Install(wasmSIMD, k.probes)
+	dtype.ScanKernels.Install(wasmSIMD, k.scan)
+	dtype.DecodeKernels.Install(wasmSIMD, k.decode)
 	blas32.Use(k.blas)
 	return nil
 }
 
+// wasmSIMD names the WebAssembly SIMD kernels in the registry (wasm/kernels).
+const wasmSIMD = "wasm-simd"
+
 type simd struct {
 	probes spectral.Kernels
-	scan   audit.ScanKernel
+	scan   dtype.ScanKernel
 	decode dtype.BF16Kernel
 	blas   simdBlas
 }

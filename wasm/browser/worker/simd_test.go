@@ -39,12 +39,12 @@ func TestSIMD(t *testing.T) {
 	if err := InstallSIMD(); err != nil {
 		t.Fatalf("InstallSIMD: %v", err)
 	}
-	defer spectral.SetKernels(spectral.Kernels{})
-	defer audit.SetScanKernel("", nil)
-	defer dtype.SetBF16Kernel(nil)
+	defer spectral.ProbeKernels.Reset()
+	defer dtype.ScanKernels.Reset()
+	defer dtype.DecodeKernels.Reset()
 	defer blas32.Use(gonum.Implementation{})
-	if spectral.ProbeKernel() != "wasm-simd" {
-		t.Fatalf("probe kernel %q", spectral.ProbeKernel())
+	if spectral.ProbeKernels.Name() != "wasm-simd" {
+		t.Fatalf("probe kernel %q", spectral.ProbeKernels.Name())
 	}
 	for what, spoil := range map[string]func(k *simd){
 		"apply4": func(k *simd) {
@@ -100,8 +100,8 @@ func TestSIMDProbe(t *testing.T) {
 		b[i] = float32(rng.NormFloat64() * 0.01)
 	}
 	want := spectral.Probe(a, b, r, in, out, 1, 0, 3, nil)
-	spectral.SetKernels(kernels(t).probes)
-	defer spectral.SetKernels(spectral.Kernels{})
+	spectral.ProbeKernels.Install(wasmSIMD, kernels(t).probes)
+	defer spectral.ProbeKernels.Reset()
 	got := spectral.Probe(a, b, r, in, out, 1, 0, 3, nil)
 	if math.Abs(got.BoundA-want.BoundA) > 1e-3*want.BoundA || math.Abs(got.BoundB-want.BoundB) > 1e-3*want.BoundB ||
 		math.Abs(got.NormA-want.NormA) > 1e-6*want.NormA || math.Abs(got.NormB-want.NormB) > 1e-6*want.NormB {
@@ -124,14 +124,14 @@ func TestSIMDTensor(t *testing.T) {
 	}
 	bulk := len(b) / 16 * 16
 	nf, ss := k.scan(b[:bulk])
-	wnf, wss := audit.ScanBF16(b[:bulk])
+	wnf, wss := dtype.ScanBF16(b[:bulk])
 	if nf != wnf || math.Abs(ss-wss) > 1e-6*wss || wnf == 0 {
 		t.Errorf("SIMD scan: %d non-finite, Σx² %g; portable: %d, %g", nf, ss, wnf, wss)
 	}
 	want := make([]float32, n)
 	dnf, _ := dtype.Decode32("BF16", b, want)
-	dtype.SetBF16Kernel(k.decode)
-	defer dtype.SetBF16Kernel(nil)
+	dtype.DecodeKernels.Install(wasmSIMD, k.decode)
+	defer dtype.DecodeKernels.Reset()
 	got := make([]float32, n)
 	gnf, _ := dtype.Decode32("BF16", b, got)
 	if gnf != dnf {
@@ -216,9 +216,9 @@ func TestFullTwinSIMD(t *testing.T) {
 	if err := InstallSIMD(); err != nil {
 		t.Fatal(err)
 	}
-	defer spectral.SetKernels(spectral.Kernels{})
-	defer audit.SetScanKernel("", nil)
-	defer dtype.SetBF16Kernel(nil)
+	defer spectral.ProbeKernels.Reset()
+	defer dtype.ScanKernels.Reset()
+	defer dtype.DecodeKernels.Reset()
 	for _, o := range []audit.Options{{Mode: report.ModeQuick, Workers: 1}, {Mode: report.ModeRandomized, Workers: 1}} {
 		start := time.Now()
 		res, err := audit.Run(context.Background(), source.Dir(filepath.Join(full, "adapter")), ".", o)

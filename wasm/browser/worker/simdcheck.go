@@ -8,7 +8,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/kvit-s/clefcheck/wasm/audit"
 	"github.com/kvit-s/clefcheck/wasm/dtype"
 	"github.com/kvit-s/clefcheck/wasm/spectral"
 	"gonum.org/v1/gonum/blas"
@@ -87,7 +86,7 @@ func (k *simd) check() error {
 			binary.LittleEndian.PutUint16(b[2*i:], v)
 		}
 		nf, ss := k.scan(b)
-		wnf, wss := audit.ScanBF16(b)
+		wnf, wss := dtype.ScanBF16(b)
 		if nf != wnf || math.Abs(ss-wss) > 1e-4*wss {
 			return fmt.Errorf("the SIMD scan gives %d non-finite and Σx² = %g for %d and %g (%d values)", nf, ss, wnf, wss, n)
 		}
