@@ -155,6 +155,19 @@ func (d regularFS) Open(name string) (fs.File, error) {
 	return openRegular(filepath.Join(string(d), filepath.FromSlash(name)), name)
 }
 
+// Stat tells what name is without opening it (a FIFO is there, but
+// refused when opened).
+func (d regularFS) Stat(name string) (fs.FileInfo, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrInvalid}
+	}
+	st, err := os.Stat(filepath.Join(string(d), filepath.FromSlash(name)))
+	if err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: unwrapPath(err)}
+	}
+	return st, nil
+}
+
 func openRegular(p, name string) (fs.File, error) {
 	st, err := os.Stat(p)
 	if err != nil {
