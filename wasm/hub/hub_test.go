@@ -130,8 +130,8 @@ func TestResolveErrors(t *testing.T) {
 		src  string
 		want error
 	}{
-		{"kvit-s/clef-lora-r256", report.ErrRefused},        // gated, no token
-		{"kvit-s/nope", report.ErrRefused},                  // 401 RepoNotFound
+		{"kvit-s/clef-lora-r256", report.ErrRefused},          // gated, no token
+		{"kvit-s/nope", report.ErrRefused},                    // 401 RepoNotFound
 		{"kvit-s/clef-lora-r256@nobranch", report.ErrRefused}, // gated first
 	} {
 		ref, _ := hub.Parse(x.src, h.Endpoint)
