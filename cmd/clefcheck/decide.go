@@ -8,7 +8,6 @@ import (
 
 	"github.com/kvit-s/clefcheck/wasm/jobs"
 	"github.com/kvit-s/clefcheck/wasm/report"
-	"github.com/kvit-s/clefcheck/wasm/runner"
 )
 
 // DecideCommand sends records to a decision server.
@@ -61,7 +60,7 @@ func (c *DecideCommand) Run(ctx context.Context, args []string) error {
 	if *conc < 1 || *conc > jobs.MaxConcurrency {
 		return &UsageError{Msg: fmt.Sprintf("--concurrency must be 1–%d", jobs.MaxConcurrency)}
 	}
-	host := &runner.Native{OutDir: *outDir}
+	host := newHost(*outDir)
 	spec := &jobs.Spec{Kind: jobs.KindDecisions, Server: *server, Token: *token, Concurrency: *conc, Timeout: *timeout,
 		Hidden: *hidden, Save: *outDir != ""}
 	if spec.RecordFiles, err = files(host, "--records", recFiles...); err != nil {

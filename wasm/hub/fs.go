@@ -43,7 +43,7 @@ func (s *Snapshot) FS(token string) (*FS, error) {
 		return nil, err
 	}
 	h.Token = token
-	out := &FS{HTTP: h, files: map[string]File{}, dirs: map[string][]string{}}
+	out := &FS{HTTP: h, snap: s, files: map[string]File{}, dirs: map[string][]string{}}
 	prefix := s.Folder()
 	for _, f := range s.Files {
 		rel := f.Path
@@ -80,9 +80,13 @@ func dedup(s []string) []string {
 // files are io.ReaderAt over HTTP Range requests.
 type FS struct {
 	*source.HTTP
+	snap  *Snapshot
 	files map[string]File     // by path relative to the folder
 	dirs  map[string][]string // folder → sorted child names
 }
+
+// Snapshot is what the file system reads: the repository at its commit.
+func (f *FS) Snapshot() *Snapshot { return f.snap }
 
 // File is the listing's entry for name (relative to the folder).
 func (f *FS) File(name string) (File, bool) {

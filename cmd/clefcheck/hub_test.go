@@ -1,0 +1,114 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kvit-s/clefcheck/wasm/hub/hubtest"
+	"github.com/kvit-s/clefcheck/wasm/world"
+)
+
+type auditJSON struct {
+	Verdict  string `json:"verdict"`
+	Findings []struct {
+		Code, Severity, Subject, Message string
+	} `json:"findings"`
+	Provenance struct {
+		Source struct {
+			Kind, Repo, Revision, Commit, Endpoint string
+		} `json:"source"`
+		Files []struct {
+			Name   string `json:"name"`
+			Size   int64  `json:"size"`
+			SHA256 string `json:"sha256"`
+			Listed string `json:"listed_sha256"`
+		} `json:"files"`
+		Claims struct{ Name, SHA256 string } `json:"claims"`
+		Tool   struct{ Name, Version string } `json:"tool"`
+	} `json:"provenance"`
+}
+
+// TestHubAudit: clefcheck audit owner/name@rev with HF_ENDPOINT reads the
+// repository at one commit through the Hub's API and /resolve/ (LFS files
+// by a 302 to the CDN), names the commit and every file's SHA-256 in its
+// JSON, fails with file.digest when a listed digest differs, and asks for
+// a token (ERROR) when the repository is gated.
+func TestHubAudit(t *testing.T) {
+	dir := t.TempDir()
+	if err := world.Generate(dir, 4); err != nil {
+		t.Fatal(err)
+	}
+	h := hubtest.New()
+	defer h.Close()
+	commit, err := h.Add("kvit-s/clef-lora-r256", "main", filepath.Join(dir, "adapter"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HF_ENDPOINT", h.Endpoint)
+	audit := func(args ...string) (int, auditJSON) {
+		t.Helper()
+		code, out, errs := cli(t, append([]string{"audit", "--json", "--no-progress", "--claims", "demo"}, args...)...)
+		var res auditJSON
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("exit %d, not JSON: %v\n%s\n%s", code, err, out, errs)
+		}
+		return code, res
+	}
+	code, res := audit("kvit-s/clef-lora-r256@main")
+	p := res.Provenance
+	if code != 0 || res.Verdict != "pass" || p.Source.Kind != "hub" || p.Source.Commit != commit || p.Source.Revision != "main" || p.Source.Endpoint != h.Endpoint || len(p.Files) != 3 {
+		t.Fatalf("exit %d, %s, provenance %+v, findings %v", code, res.Verdict, p, res.Findings)
+	}
+	for _, f := range p.Files {
+		lfs := strings.HasSuffix(f.Name, ".safetensors")
+		if len(f.SHA256) != 64 || f.Size <= 0 || (lfs && f.Listed != f.SHA256) || (!lfs && f.Listed != "") {
+			t.Errorf("file %+v", f)
+		}
+	}
+	if p.Claims.Name != "demo" || len(p.Claims.SHA256) != 64 || p.Tool.Name != "clefcheck" {
+		t.Errorf("claims %+v, tool %+v", p.Claims, p.Tool)
+	}
+	if h.CDNRequests() == 0 {
+		t.Error("the factors were not read through the CDN")
+	}
+	// A Hub page URL to the file gives the same audit.
+	code, res2 := audit(h.Endpoint + "/kvit-s/clef-lora-r256/blob/main/adapter_model.safetensors")
+	if code != 0 || res2.Provenance.Source.Commit != commit {
+		t.Errorf("blob URL: exit %d %+v", code, res2.Provenance.Source)
+	}
+
+	// The bytes are not the ones the Hub lists.
+	h.SetListedSHA256("kvit-s/clef-lora-r256", "main", "adapter_model.safetensors", strings.Repeat("0", 64))
+	code, res = audit("kvit-s/clef-lora-r256")
+	found := false
+	for _, f := range res.Findings {
+		found = found || (f.Code == "file.digest" && f.Severity == "fail" && f.Subject == "adapter_model.safetensors")
+	}
+	if code != 1 || res.Verdict != "fail" || !found {
+		t.Fatalf("falsified digest: exit %d %s %v", code, res.Verdict, res.Findings)
+	}
+
+	// A gated repository: ERROR asking for a token; with one, a pass, and
+	// the token never reaches the CDN.
+	if _, err := h.Add("kvit-s/gated", "main", filepath.Join(dir, "adapter"), "hf_s3cret"); err != nil {
+		t.Fatal(err)
+	}
+	code, res = audit("kvit-s/gated")
+	if code != 2 || res.Verdict != "error" || len(res.Findings) != 1 || res.Findings[0].Code != "input.refused" || !strings.Contains(res.Findings[0].Message, "token") {
+		t.Fatalf("gated without a token: exit %d %s %v", code, res.Verdict, res.Findings)
+	}
+	t.Setenv("HF_TOKEN", "hf_s3cret")
+	before := h.TokenReachedCDN()
+	if code, res = audit("kvit-s/gated"); code != 0 || res.Verdict != "pass" {
+		t.Fatalf("gated with a token: exit %d %s %v", code, res.Verdict, res.Findings)
+	}
+	if n := h.TokenReachedCDN() - before; n != 0 {
+		t.Errorf("the token reached the CDN %d times", n)
+	}
+	// A repository that is not there.
+	if code, res = audit("kvit-s/nope"); code != 2 || res.Verdict != "error" {
+		t.Errorf("missing repository: exit %d %s %v", code, res.Verdict, res.Findings)
+	}
+}
