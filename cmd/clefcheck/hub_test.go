@@ -25,7 +25,7 @@ type auditJSON struct {
 			SHA256 string `json:"sha256"`
 			Listed string `json:"listed_sha256"`
 		} `json:"files"`
-		Claims struct{ Name, SHA256 string } `json:"claims"`
+		Claims struct{ Name, SHA256 string }  `json:"claims"`
 		Tool   struct{ Name, Version string } `json:"tool"`
 	} `json:"provenance"`
 }
