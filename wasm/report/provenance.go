@@ -21,6 +21,15 @@ type Provenance struct {
 	Started time.Time     `json:"started"`
 	Seconds float64       `json:"seconds"`
 	Digests DigestSummary `json:"digests"`
+	// Inputs are the check's other inputs (a rebuild's checkpoints, the
+	// references and the candidate, the decision server), by role.
+	Inputs []Input `json:"inputs,omitempty"`
+}
+
+// Input is one of a check's inputs.
+type Input struct {
+	Role string `json:"role"` // base, tuned, reference, candidate, records, server, …
+	SourceInfo
 }
 
 // Tool is the program that made a report.

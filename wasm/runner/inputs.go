@@ -127,3 +127,44 @@ func digests(ctx context.Context, d *digestFS, prov *report.Provenance) []report
 	}
 	return out
 }
+
+// stamp gives a check's result its provenance, when the check did not
+// (the audit makes its own, with the files' digests): the tool, the
+// inputs by role, the time.
+func stamp(out *jobs.Output, spec *jobs.Spec, begun time.Time) {
+	var p **report.Provenance
+	switch {
+	case out.Audit != nil:
+		p = &out.Audit.Provenance
+	case out.Rebuild != nil:
+		p = &out.Rebuild.Provenance
+	case out.Hidden != nil:
+		p = &out.Hidden.Provenance
+	case out.Answers != nil:
+		p = &out.Answers.Provenance
+	case out.Decisions != nil:
+		p = &out.Decisions.Provenance
+	default:
+		return
+	}
+	if *p != nil {
+		return
+	}
+	prov := &report.Provenance{Tool: tool(), Started: begun.UTC(), Seconds: time.Since(begun).Seconds(), Mode: spec.Mode,
+		Digests: report.DigestSummary{Why: "digests are computed for audits"}}
+	if spec.Kind != jobs.KindAudit {
+		prov.Mode = ""
+	}
+	for _, x := range []struct {
+		role string
+		in   *jobs.Input
+	}{{"adapter", spec.Adapter}, {"base", spec.Base}, {"tuned", spec.Tuned}, {"reference", spec.Ref}, {"candidate", spec.Cand}, {"records", spec.RecordFiles}, {"site", spec.Site}} {
+		if x.in != nil {
+			prov.Inputs = append(prov.Inputs, report.Input{Role: x.role, SourceInfo: sourceOf(x.in, nil, x.in.String())})
+		}
+	}
+	if spec.Server != "" {
+		prov.Inputs = append(prov.Inputs, report.Input{Role: "server", SourceInfo: report.SourceInfo{Kind: "url", URL: spec.Server}})
+	}
+	*p = prov
+}

@@ -48,14 +48,18 @@ func Run(ctx context.Context, spec *jobs.Spec, h Host, emit func(jobs.Event)) (*
 	if h.Open == nil {
 		return nil, errors.New("runner: no way to open inputs")
 	}
+	begun := time.Now()
 	out, err := dispatch(ctx, spec, h, &emitter{emit: emit})
 	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 		err = fmt.Errorf("%w (%v)", ctx.Err(), err) // cancelled: whatever broke on the way
 	}
 	if err != nil {
 		if o := errorOutput(spec, err); o != nil {
-			return o, nil
+			out, err = o, nil
 		}
+	}
+	if out != nil {
+		stamp(out, spec, begun)
 	}
 	return out, err
 }
