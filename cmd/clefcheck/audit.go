@@ -37,6 +37,9 @@ Flags:
                       exact computes every pair's Gram matrices
   --quick, --randomized, --exact   short for --mode quick|randomized|exact
   --workers N         parallel workers (default: all cores)
+  --attest FILE       write an in-toto Statement v1 (SLSA verification summary predicate:
+                      the files and their SHA-256, the claims profile's digest, PASSED or
+                      FAILED), unsigned, ready to be signed by standard tools
   --json              print one JSON object {verdict, findings, summary, matrices}
   --matrices          with the table output, list every pair's figures
   --no-progress       no progress on stderr
@@ -61,6 +64,7 @@ func (c *AuditCommand) Run(ctx context.Context, args []string) error {
 	matrices := fs.Bool("matrices", false, "")
 	noProgress := fs.Bool("no-progress", false, "")
 	cpuprofile := fs.String("cpuprofile", "", "")
+	attest := fs.String("attest", "", "")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -110,6 +114,16 @@ func (c *AuditCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	res := out.Audit
+	if *attest != "" {
+		st, err := report.Attest(res)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "clefcheck audit: no attestation written: %v\n", err)
+		} else if data, err := st.MarshalIndent(); err != nil {
+			return err
+		} else if err := os.WriteFile(*attest, append(data, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
 	return done(c.stdout, *asJSON, res, res.Outcome, func(w io.Writer) {
 		printAudit(w, res, *matrices)
 		if res.Rebuild != nil {

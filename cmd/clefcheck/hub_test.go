@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,6 +75,39 @@ func TestHubAudit(t *testing.T) {
 	if h.CDNRequests() == 0 {
 		t.Error("the factors were not read through the CDN")
 	}
+	// The attestation names the files, the commit and the claims' digest;
+	// the badge says PASS.
+	st := filepath.Join(t.TempDir(), "audit.intoto.json")
+	if code, _ := audit("--attest", st, "kvit-s/clef-lora-r256@main"); code != 0 {
+		t.Fatalf("audit --attest: exit %d", code)
+	}
+	var stmt struct {
+		Type    string `json:"_type"`
+		Subject []struct {
+			Name   string
+			Digest map[string]string
+		}
+		Predicate struct {
+			ResourceURI        string `json:"resourceUri"`
+			VerificationResult string `json:"verificationResult"`
+			Policy             struct{ Digest map[string]string }
+		}
+	}
+	data, err := os.ReadFile(st)
+	if err := errors.Join(err, json.Unmarshal(data, &stmt)); err != nil {
+		t.Fatal(err)
+	}
+	if stmt.Type != "https://in-toto.io/Statement/v1" || len(stmt.Subject) != 3 || stmt.Subject[2].Digest["sha256"] != p.Files[2].SHA256 ||
+		stmt.Predicate.ResourceURI != "hf://kvit-s/clef-lora-r256@"+commit || stmt.Predicate.VerificationResult != "PASSED" || stmt.Predicate.Policy.Digest["sha256"] != p.Claims.SHA256 {
+		t.Errorf("attestation:\n%s", data)
+	}
+	rep := filepath.Join(t.TempDir(), "r.json")
+	_, out, _ := cli(t, "audit", "--json", "--no-progress", "kvit-s/clef-lora-r256")
+	os.WriteFile(rep, []byte(out), 0o644)
+	if code, svg, _ := cli(t, "badge", rep); code != 0 || !strings.Contains(svg, "<svg") || !strings.Contains(svg, "PASS") {
+		t.Errorf("badge: exit %d %s", code, svg)
+	}
+
 	// A Hub page URL to the file gives the same audit.
 	code, res2 := audit(h.Endpoint + "/kvit-s/clef-lora-r256/blob/main/adapter_model.safetensors")
 	if code != 0 || res2.Provenance.Source.Commit != commit {
