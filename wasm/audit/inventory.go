@@ -160,7 +160,14 @@ func (a *auditor) inventory() {
 			names = append(names, fmt.Sprintf("%q", n))
 		}
 		sort.Strings(names)
-		a.c.Addf(report.HeaderInvalid, report.Warn, "adapter_model", names, nil, "tensor keys name several adapters: %s", strings.Join(names, ", "))
+		shown := names
+		if len(shown) > 8 {
+			shown = append(shown[:8:8], fmt.Sprintf("and %d more", len(names)-8))
+		}
+		for i := range shown {
+			shown[i] = report.Clip(shown[i], 80)
+		}
+		a.c.Addf(report.HeaderInvalid, report.Warn, "adapter_model", len(names), nil, "tensor keys name several adapters: %s", strings.Join(shown, ", "))
 	}
 	want, from := a.expected()
 	s.Expectations = from

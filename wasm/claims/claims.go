@@ -172,7 +172,25 @@ const (
 	MaxLayers  = 4096
 	MaxModules = 256
 	MaxDim     = 1 << 24
+	// MaxPairs bounds the pairs a profile calls for (safetensors reads
+	// at most 100,000 tensors, i.e. 50,000 pairs).
+	MaxPairs = 50_000
 )
+
+// countPairs is len(p.Pairs()) without making them.
+func (p *Profile) countPairs() int {
+	n := 0
+	for l := p.FirstLayer; l <= p.LastLayer; l++ {
+		for _, m := range p.Modules {
+			full := p.IsFull(l)
+			if (m.Layers == "full" && !full) || (m.Layers == "linear" && full) {
+				continue
+			}
+			n++
+		}
+	}
+	return n
+}
 
 // MaxSize bounds a claims profile (the built-in ones are 2 KB): every way a
 // profile arrives (a file, JSON in a job, a pool worker's spec) is held to it.
@@ -215,6 +233,9 @@ func Parse(data []byte) (*Profile, error) {
 		if m.Out > MaxDim || m.In > MaxDim {
 			return nil, fmt.Errorf("claims %q: module %q: out and in must be at most %d (claims.MaxDim)", name, report.Clip(m.Name, 80), MaxDim)
 		}
+	}
+	if n := p.countPairs(); n > MaxPairs {
+		return nil, fmt.Errorf("claims %q: the module table and layer range call for %d pairs, more than %d (claims.MaxPairs)", name, n, MaxPairs)
 	}
 	if p.DType == "" {
 		p.DType = "BF16"

@@ -2,7 +2,7 @@ package report
 
 // Codes added for issue 10 (hostile input is bounded). They live in a file
 // of their own so that the bounds work and the verdict work do not edit the
-// same lines; see wasm/FORMATS.md for what they mean.
+// same lines.
 const (
 	// LimitExceeded: an input goes beyond one of the engine's stated
 	// limits (tensors per checkpoint, shards, report matrices, records or
