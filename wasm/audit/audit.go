@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"path"
 	"time"
@@ -144,6 +145,34 @@ func (a *auditor) yield() {
 }
 
 func (a *auditor) finish() *Result {
+	a.c.Findings = capFindings(a.c.Findings)
 	a.res.Outcome = a.c.Outcome()
 	return a.res
+}
+
+// MaxFindingsPerCode bounds the findings of one code and severity an audit
+// lists (a hostile header can make one per tensor); the rest are counted
+// in one more finding of that code.
+const MaxFindingsPerCode = 1000
+
+func capFindings(fs []report.Finding) []report.Finding {
+	type key struct {
+		c report.Code
+		s report.Severity
+	}
+	n := map[key]int{}
+	out := fs[:0]
+	for _, f := range fs {
+		k := key{f.Code, f.Severity}
+		if n[k]++; n[k] <= MaxFindingsPerCode {
+			out = append(out, f)
+		}
+	}
+	for k, c := range n {
+		if c > MaxFindingsPerCode {
+			out = append(out, report.Finding{Code: k.c, Severity: k.s, Subject: "adapter_model", Measured: c,
+				Message: fmt.Sprintf("%d more findings of this code are not listed (audit.MaxFindingsPerCode = %d)", c-MaxFindingsPerCode, MaxFindingsPerCode)})
+		}
+	}
+	return out
 }

@@ -7,6 +7,7 @@
 //
 //	safetensors.ErrHeader     header.invalid
 //	safetensors.ErrLayout     data.layout
+//	safetensors.ErrLimit      limit.exceeded
 //	safetensors.ErrTruncated  file.unreadable
 //	safetensors.ErrNoTensor   file.unreadable
 //	any other *safetensors.Error (a shard that cannot be opened, …)
@@ -59,6 +60,8 @@ func Code(err error) report.Code {
 		return report.HeaderInvalid
 	case errors.Is(err, safetensors.ErrLayout):
 		return report.DataLayout
+	case errors.Is(err, safetensors.ErrLimit):
+		return report.LimitExceeded
 	}
 	return report.FileUnreadable
 }
