@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -74,6 +75,9 @@ func Run(ctx context.Context, fsys fs.FS, dir string, opt Options) (*Result, err
 	start := time.Now()
 	a, ok := prepare(fsys, dir, opt)
 	defer func() { a.res.Summary.Seconds = time.Since(start).Seconds() }()
+	if a.fatal != nil { // nothing there, or no way to read it: no verdict about the artifact
+		return nil, a.fatal
+	}
 	if !ok {
 		return a.finish(), nil
 	}
@@ -107,6 +111,11 @@ func prepare(fsys fs.FS, dir string, opt Options) (a *auditor, ok bool) {
 	a.yield()
 	ck, err := safetensors.OpenCheckpoint(fsys, dir, "adapter_model")
 	a.yield()
+	if err != nil && (findings.CouldNot(err) || (a.noConfig && errors.Is(err, safetensors.ErrNoCheckpoint))) {
+		// Neither a config nor a checkpoint: nothing here to audit.
+		a.fatal = err
+		return a, false
+	}
 	if err != nil {
 		a.c.Findings = append(a.c.Findings, findings.Of(err, path.Join(dir, "adapter_model.safetensors"))...)
 		return a, false
@@ -127,14 +136,18 @@ func prepare(fsys fs.FS, dir string, opt Options) (a *auditor, ok bool) {
 }
 
 type auditor struct {
-	keys   map[*Matrix][2]string // the pairs' tensor names (A, B)
-	opt    Options
-	c      report.Collector
-	res    *Result
-	cfg    *peft.Config
-	ck     *safetensors.Checkpoint
-	rep    *extraction.Report
-	byName map[string]*Matrix
+	keys map[*Matrix][2]string // the pairs' tensor names (A, B)
+	opt  Options
+	c    report.Collector
+	res  *Result
+	// fatal: the audit could not be done at all (nothing there, or no way
+	// to read it); Run returns it and gives no verdict about the artifact.
+	fatal    error
+	noConfig bool // adapter_config.json is not there
+	cfg      *peft.Config
+	ck       *safetensors.Checkpoint
+	rep      *extraction.Report
+	byName   map[string]*Matrix
 }
 
 // yield lets the page breathe (Options.Yield) in long single-threaded work.

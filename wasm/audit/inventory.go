@@ -27,6 +27,11 @@ const MaxListed = 100
 func (a *auditor) loadConfig(fsys fs.FS, dir string) {
 	name := path.Join(dir, "adapter_config.json")
 	cfg, err := peft.ReadConfig(fsys, name)
+	if err != nil && findings.CouldNot(err) {
+		a.fatal = err
+		return
+	}
+	a.noConfig = errors.Is(err, fs.ErrNotExist)
 	if errors.Is(err, peft.ErrUnreadable) {
 		a.c.Addf(report.ConfigInvalid, report.Fail, name, nil, nil, "adapter_config.json cannot be read: %v", err)
 		return

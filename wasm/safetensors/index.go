@@ -248,7 +248,7 @@ func OpenCheckpoint(fsys fs.FS, dir, stem string) (*Checkpoint, error) {
 	}
 	idxName := path.Join(dir, stem+".safetensors.index.json")
 	if !source.Exists(fsys, idxName) {
-		return nil, errorf(fs.ErrNotExist, single, "neither %s.safetensors nor %s.safetensors.index.json is in the folder", stem, stem)
+		return nil, errorf(errors.Join(ErrNoCheckpoint, fs.ErrNotExist), single, "neither %s.safetensors nor %s.safetensors.index.json is in the folder", stem, stem)
 	}
 	data, err := source.ReadSmall(fsys, idxName, MaxIndexSize)
 	if err != nil {

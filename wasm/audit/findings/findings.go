@@ -26,6 +26,7 @@
 package findings
 
 import (
+	"context"
 	"errors"
 
 	"github.com/kvit-s/clefcheck/wasm/report"
@@ -51,6 +52,19 @@ func Of(err error, subject string) []report.Finding {
 		return []report.Finding{finding(e)}
 	}
 	return report.FindingsOf(err, subject)
+}
+
+// CouldNot tells whether err means the check could not be done, rather
+// than that the artifact is bad: reading failed for a reason outside the
+// artifact (the network, a refusal, a timeout, a cancellation). The check
+// then ends with verdict error (report.ErrorOf).
+func CouldNot(err error) bool {
+	for _, s := range []error{report.ErrUnreachable, report.ErrRefused, report.ErrCORS, context.Canceled, context.DeadlineExceeded} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // Code is the finding code for a safetensors error.
