@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,5 +147,41 @@ func TestHubAudit(t *testing.T) {
 	// A repository that is not there.
 	if code, res = audit("kvit-s/nope"); code != 2 || res.Verdict != "error" {
 		t.Errorf("missing repository: exit %d %s %v", code, res.Verdict, res.Findings)
+	}
+}
+
+// TestOperatorFlow: the operator's records by URL (a Hub file, a plain
+// http(s) file), the references from the simulated Hub at one commit, the
+// demo decision service as the operator's server: every record agrees and
+// the hidden states are within tolerance.
+func TestOperatorFlow(t *testing.T) {
+	h := hubtest.New()
+	defer h.Close()
+	if _, err := h.Add("kvit-s/clef-lora-r256", "main", worldDir, ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HF_ENDPOINT", h.Endpoint)
+	files := httptest.NewServer(http.FileServer(http.Dir(worldDir)))
+	defer files.Close()
+	server := serve(t, "", "")
+	for _, records := range []string{"hf://kvit-s/clef-lora-r256/records/arc-mini.jsonl", files.URL + "/records/intents-mini.jsonl"} {
+		code, stdout, errs := cli(t, "decide", "--json", "--no-progress", "--hidden", "--server", server,
+			"--records", records, "--reference", "hf://kvit-s/clef-lora-r256@main/reference")
+		var res decideJSON
+		if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+			t.Fatalf("%s: exit %d, not JSON: %v\n%s\n%s", records, code, err, stdout, errs)
+		}
+		s := res.Summary
+		if code != 0 || res.Verdict != "pass" || s.Records != 18 || s.Answered != 18 || s.Agree == nil || *s.Agree != 18 || s.Hidden == nil || s.Hidden.Compared != 18 || s.Hidden.Failed != 0 {
+			t.Fatalf("%s: exit %d %s %+v %v", records, code, res.Verdict, s, res.Findings)
+		}
+	}
+	// A reference folder that is not on the Hub: ERROR, not FAIL.
+	code, stdout, _ := cli(t, "decide", "--json", "--no-progress", "--server", server,
+		"--records", files.URL+"/records/arc-mini.jsonl", "--reference", "hf://kvit-s/clef-lora-r256/no/such/folder")
+	var res decideJSON
+	json.Unmarshal([]byte(stdout), &res)
+	if code != 2 || res.Verdict != "error" {
+		t.Errorf("missing reference: exit %d %s %v", code, res.Verdict, res.Findings)
 	}
 }

@@ -29,6 +29,7 @@ func TestParse(t *testing.T) {
 		{"kvit-s/clef-lora-r256@v1.0", "", hubRef("kvit-s/clef-lora-r256", "v1.0", "", false)},
 		{"kvit-s/clef-lora-r256@2f3de3dd85f379784083b0814d997ab627200f0c/reference", "", hubRef("kvit-s/clef-lora-r256", "2f3de3dd85f379784083b0814d997ab627200f0c", "reference", false)},
 		{"hf://kvit-s/clef-lora-r256/reference/hidden", "", hubRef("kvit-s/clef-lora-r256", "main", "reference/hidden", false)},
+		{"hf://kvit-s/clef-lora-r256/records/arc.jsonl", "", hubRef("kvit-s/clef-lora-r256", "main", "records/arc.jsonl", true)},
 		{"hf://models/kvit-s/clef-lora-r256@refs%2Fpr%2F1", "", hubRef("kvit-s/clef-lora-r256", "refs%2Fpr%2F1", "", false)},
 		{"https://huggingface.co/kvit-s/clef-lora-r256", "", hubRef("kvit-s/clef-lora-r256", "main", "", false)},
 		{"https://huggingface.co/kvit-s/clef-lora-r256/tree/main/reference", "", hubRef("kvit-s/clef-lora-r256", "main", "reference", false)},

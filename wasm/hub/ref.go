@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path"
 	"regexp"
 	"strings"
 )
@@ -140,6 +141,7 @@ func hubRef(ep, repo, rev, p string, file bool) Ref {
 	if rev == "" {
 		rev = "main"
 	}
+	file = file || looksLikeFile(p)
 	return Ref{Kind: KindHub, Endpoint: ep, Repo: repo, Rev: rev, Path: p, File: file}
 }
 
@@ -188,6 +190,16 @@ func parseURL(s, ep string) (Ref, error) {
 		return Ref{}, fmt.Errorf("%s: a folder URL has no query or fragment (a signed URL names one file, not a folder)", clip(s))
 	}
 	return Ref{Kind: KindURL, URL: s}, nil
+}
+
+// looksLikeFile tells a path naming a file (by its extension: a
+// checkpoint, a config, a records or report file) from a folder's.
+func looksLikeFile(p string) bool {
+	switch path.Ext(p) {
+	case ".safetensors", ".json", ".jsonl", ".md", ".txt":
+		return true
+	}
+	return false
 }
 
 // String is the source as the reports name it.

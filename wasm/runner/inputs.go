@@ -5,9 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"net/url"
+	"path"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/kvit-s/clefcheck/wasm/claims"
@@ -39,13 +44,26 @@ func OpenURL(in *jobs.Input) (fs.FS, error) {
 		if err != nil {
 			return nil, err
 		}
-		return snap.FS(in.Token)
+		h, err := snap.FS(in.Token)
+		if err != nil || !ref.File {
+			return h, err
+		}
+		return onlyFS{h, path.Base(ref.Path)}, nil // a file's URL: that file alone
 	case hub.KindURL:
-		h, err := source.NewHTTP(in.URL)
+		base, file := in.URL, ""
+		if u, err := url.Parse(in.URL); err == nil && isFileName(path.Base(u.Path)) && !strings.HasSuffix(u.Path, "/") {
+			file = path.Base(u.Path)
+			u.Path = path.Dir(u.Path) + "/"
+			base = u.String()
+		}
+		h, err := source.NewHTTP(base)
 		if err != nil {
 			return nil, err
 		}
 		h.Token = in.Token
+		if file != "" {
+			return onlyFS{h, file}, nil
+		}
 		return h, nil
 	}
 	return nil, fmt.Errorf("%s is not a URL or a Hub repository", clip(in.URL, 120))
@@ -167,4 +185,64 @@ func stamp(out *jobs.Output, spec *jobs.Spec, begun time.Time) {
 		prov.Inputs = append(prov.Inputs, report.Input{Role: "server", SourceInfo: report.SourceInfo{Kind: "url", URL: spec.Server}})
 	}
 	*p = prov
+}
+
+// isFileName tells a URL naming one file (records.jsonl, a report, a
+// checkpoint) from a folder's.
+func isFileName(name string) bool {
+	switch path.Ext(name) {
+	case ".jsonl", ".json", ".safetensors":
+		return true
+	}
+	return false
+}
+
+// onlyFS is a folder seen as holding one file: the input is that file (a
+// records file's URL, a Hub blob URL).
+type onlyFS struct {
+	fsys fs.FS
+	name string
+}
+
+func (o onlyFS) Open(name string) (fs.File, error) {
+	switch name {
+	case ".":
+		return &oneDir{o: o}, nil
+	case o.name:
+		return o.fsys.Open(name)
+	}
+	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+}
+
+func (o onlyFS) Stat(name string) (fs.FileInfo, error) {
+	if name == "." {
+		return dirInfo{}, nil
+	}
+	if name != o.name {
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrNotExist}
+	}
+	return fs.Stat(o.fsys, name)
+}
+
+type oneDir struct {
+	o    onlyFS
+	done bool
+}
+
+func (d *oneDir) Stat() (fs.FileInfo, error) { return dirInfo{}, nil }
+func (d *oneDir) Read([]byte) (int, error)   { return 0, errors.New("is a directory") }
+func (d *oneDir) Close() error               { return nil }
+func (d *oneDir) ReadDir(n int) ([]fs.DirEntry, error) {
+	if d.done {
+		if n > 0 {
+			return nil, io.EOF
+		}
+		return nil, nil
+	}
+	d.done = true
+	st, err := fs.Stat(d.o.fsys, d.o.name)
+	if err != nil {
+		return nil, err
+	}
+	return []fs.DirEntry{fs.FileInfoToDirEntry(st)}, nil
 }

@@ -107,6 +107,28 @@ func (n *Native) Source(s string) (*jobs.Input, error) {
 	return nil, fmt.Errorf("%s: not a folder, a URL or a Hub repository here", s)
 }
 
+// FileSource is a one-file input from the command line (a records file):
+// a local file, an http(s) URL of the file, or a file of a Hub repository
+// (hf://owner/name@rev/path/file.jsonl, a /blob/ or /resolve/ URL).
+func (n *Native) FileSource(s string) (*jobs.Input, error) {
+	if _, err := os.Stat(s); err == nil || strings.HasPrefix(s, "./") || strings.HasPrefix(s, "/") {
+		return n.Files(s)
+	}
+	ref, err := hub.Parse(s, n.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case ref.Kind == hub.KindHub && ref.File:
+		return &jobs.Input{URL: "hf://" + ref.Repo + "@" + ref.Rev + "/" + ref.Path, Endpoint: ref.Endpoint, Token: n.Token}, nil
+	case ref.Kind == hub.KindURL:
+		return &jobs.Input{URL: s}, nil
+	case ref.Kind == hub.KindLocal:
+		return n.Files(ref.Local)
+	}
+	return nil, fmt.Errorf("%s names no file", s)
+}
+
 func (n *Native) attach(fsys fs.FS) *jobs.Input {
 	if n.inputs == nil {
 		n.inputs = map[string]fs.FS{}
