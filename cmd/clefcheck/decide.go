@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -32,6 +33,8 @@ Flags:
                       http(s) URL (a raw GitHub file) or a Hub file (hf://owner/name/path.jsonl)
   --reference DIR|SRC the reference folder (with answers/ and hidden/) to compare with: a local
                       folder, a URL, or a Hub folder (hf://kvit-s/clef-lora-r256/reference)
+  --claims NAME       without --reference: the references the built-in profile names
+                      (clef-lora-r256: hf://kvit-s/clef-lora-r256/reference, at HF_ENDPOINT)
   --out DIR           write DIR/answers/<dataset>.jsonl and DIR/hidden/<id>.safetensors
   --hidden            ask for hidden states (return_hidden) and compare them
   --json              print one JSON object {verdict, findings, summary, records}
@@ -50,6 +53,7 @@ func (c *DecideCommand) Run(ctx context.Context, args []string) error {
 	var recFiles multiFlag
 	fs.Var(&recFiles, "records", "")
 	refDir := fs.String("reference", "", "")
+	claimsName := fs.String("claims", "", "")
 	outDir := fs.String("out", "", "")
 	hidden := fs.Bool("hidden", false, "")
 	asJSON := fs.Bool("json", false, "")
@@ -69,6 +73,11 @@ func (c *DecideCommand) Run(ctx context.Context, args []string) error {
 		Hidden: *hidden, Save: *outDir != ""}
 	if spec.RecordFiles, err = recordsInput(host, recFiles); err != nil {
 		return err
+	}
+	if *refDir == "" && *claimsName != "" {
+		if *refDir, err = referenceOf(ctx, *claimsName); err != nil {
+			return err
+		}
 	}
 	if *refDir != "" {
 		if spec.Ref, err = input(host, "--reference", *refDir); err != nil {
@@ -126,4 +135,21 @@ func recordsInput(host *runner.Native, vals []string) (*jobs.Input, error) {
 		return nil, &UsageError{Msg: "--records: " + err.Error()}
 	}
 	return in, nil
+}
+
+// referenceOf is where a built-in claims profile says its references live.
+func referenceOf(ctx context.Context, name string) (string, error) {
+	out, err := runner.Run(ctx, &jobs.Spec{Kind: jobs.KindClaims, Claims: name}, runner.Host{Open: noInputs}, nil)
+	if err != nil {
+		return "", &UsageError{Msg: "--claims: " + err.Error()}
+	}
+	var p struct {
+		Reference struct {
+			Source string `json:"source"`
+		} `json:"reference"`
+	}
+	if err := json.Unmarshal(out.ClaimsJSON, &p); err != nil || p.Reference.Source == "" {
+		return "", &UsageError{Msg: fmt.Sprintf("--claims %s names no references (give --reference)", name)}
+	}
+	return p.Reference.Source, nil
 }

@@ -164,9 +164,12 @@ func TestOperatorFlow(t *testing.T) {
 	files := httptest.NewServer(http.FileServer(http.Dir(worldDir)))
 	defer files.Close()
 	server := serve(t, "", "")
-	for _, records := range []string{"hf://kvit-s/clef-lora-r256/records/arc-mini.jsonl", files.URL + "/records/intents-mini.jsonl"} {
-		code, stdout, errs := cli(t, "decide", "--json", "--no-progress", "--hidden", "--server", server,
-			"--records", records, "--reference", "hf://kvit-s/clef-lora-r256@main/reference")
+	for i, records := range []string{"hf://kvit-s/clef-lora-r256/records/arc-mini.jsonl", files.URL + "/records/intents-mini.jsonl"} {
+		ref := []string{"--reference", "hf://kvit-s/clef-lora-r256@main/reference"}
+		if i == 1 {
+			ref = []string{"--claims", "clef-lora-r256"} // the references the profile names
+		}
+		code, stdout, errs := cli(t, append([]string{"decide", "--json", "--no-progress", "--hidden", "--server", server, "--records", records}, ref...)...)
 		var res decideJSON
 		if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 			t.Fatalf("%s: exit %d, not JSON: %v\n%s\n%s", records, code, err, stdout, errs)

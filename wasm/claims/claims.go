@@ -65,6 +65,10 @@ type Profile struct {
 	Reference struct {
 		Records  int      `json:"records"`
 		Datasets []string `json:"datasets"`
+		// Where the references live: a source (hf://owner/name/path, a URL)
+		// of the folder with answers/ and hidden/, so that "the card's
+		// references" is one choice.
+		Source string `json:"source,omitempty"`
 	} `json:"reference"`
 	TensorsCompared int    `json:"tensors_compared"`
 	Card            Counts `json:"card"`
