@@ -93,6 +93,7 @@ bench-browser: wasm build
 # tampered copies fail with the right codes.
 test-full: build
 	scripts/full-twin-test.sh $(BIN) $(FULL)
+	CLEFCHECK_FULL=$(CURDIR)/$(FULL) $(SIMD) $(GO) test -count=1 -run 'TestFullTwinHub' -v ./cmd/clefcheck
 
 # Architecture guards (scripts/guard.sh): the engine (wasm/) never imports
 # syscall/js or go-app outside wasm/browser; app.wasm links only an

@@ -20,6 +20,11 @@ type auditJSON struct {
 		Code, Severity, Subject, Message string
 	} `json:"findings"`
 	Provenance struct {
+		Seconds float64 `json:"seconds"`
+		Digests struct {
+			Seconds float64 `json:"seconds"`
+			Reread  int64   `json:"reread"`
+		} `json:"digests"`
 		Source struct {
 			Kind, Repo, Revision, Commit, Endpoint string
 		} `json:"source"`
@@ -186,5 +191,52 @@ func TestOperatorFlow(t *testing.T) {
 	json.Unmarshal([]byte(stdout), &res)
 	if code != 2 || res.Verdict != "error" {
 		t.Errorf("missing reference: exit %d %s %v", code, res.Verdict, res.Findings)
+	}
+}
+
+// TestFullTwinHub (make test-full, with CLEFCHECK_FULL naming the twin's
+// folder): the 1.40 GB twin published on the simulated Hub passes the
+// card's claims when audited as kvit-s/clef-lora-r256@main, the JSON names
+// the commit and every file's SHA-256 (as listed), and a listed digest
+// that differs fails with file.digest.
+func TestFullTwinHub(t *testing.T) {
+	full := os.Getenv("CLEFCHECK_FULL")
+	if full == "" {
+		t.Skip("CLEFCHECK_FULL is not set (make test-full sets it)")
+	}
+	h := hubtest.New()
+	defer h.Close()
+	commit, err := h.Add("kvit-s/clef-lora-r256", "main", filepath.Join(full, "adapter"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HF_ENDPOINT", h.Endpoint)
+	run := func(mode string) (int, auditJSON) {
+		code, out, errs := cli(t, "audit", "--json", "--no-progress", "--mode", mode, "--claims", "clef-lora-r256", "kvit-s/clef-lora-r256@main")
+		var res auditJSON
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("exit %d, not JSON: %v\n%.2000s\n%s", code, err, out, errs)
+		}
+		return code, res
+	}
+	code, res := run("randomized")
+	p := res.Provenance
+	if code != 0 || res.Verdict != "pass" || p.Source.Commit != commit || len(p.Files) < 3 {
+		t.Fatalf("exit %d %s, source %+v, %d files, findings %v", code, res.Verdict, p.Source, len(p.Files), res.Findings)
+	}
+	for _, f := range p.Files {
+		if strings.HasSuffix(f.Name, ".safetensors") && (f.Listed == "" || f.SHA256 != f.Listed) {
+			t.Errorf("%s: sha256 %s, listed %s", f.Name, f.SHA256, f.Listed)
+		}
+	}
+	h.SetListedSHA256("kvit-s/clef-lora-r256", "main", "adapter_model.safetensors", strings.Repeat("f", 64))
+	t.Logf("randomized audit of the twin from the Hub: %.1f s, digests %.1f s (%d bytes read again)", p.Seconds, p.Digests.Seconds, p.Digests.Reread)
+	code, res = run("quick") // the quick scan reads in order: its digests cost no second read
+	found := false
+	for _, f := range res.Findings {
+		found = found || f.Code == "file.digest"
+	}
+	if code != 1 || !found {
+		t.Fatalf("falsified digest: exit %d %s %v", code, res.Verdict, res.Findings)
 	}
 }
