@@ -81,7 +81,7 @@ func (p *DecisionsPage) Render() app.UI {
 		app.If(p.CORSHint, func() app.UI {
 			return app.Div().Class("card warn").ID("cors-hint").Body(
 				app.P().Text("Requests failed the way cross-origin (CORS) refusals do: the server must allow this page's origin, including the preflight of a JSON POST with Authorization. Or run the local proxy and point this page at it:"),
-				app.Pre().Text("clefcheck proxy --to "+clip(p.Server, 200)+"   # then use http://127.0.0.1:8091"),
+				app.Pre().Text("clefcheck proxy --to "+clip(p.Server, 200)+" --allow-origin "+pageOrigin()+"   # then use http://127.0.0.1:8091"),
 			)
 		}),
 		app.If(len(p.Rows) > 0, func() app.UI {

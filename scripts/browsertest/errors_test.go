@@ -117,7 +117,7 @@ func TestBrowserDecisionsNoCORS(t *testing.T) {
 	t.Cleanup(hs.Close)
 	runDecisionsAgainst(t, p, hs.URL)
 	greyBadge(t, p, "#decisions-verdict")
-	text, err := p.waitText("#cors-hint", "clefcheck proxy --to "+hs.URL, 30*time.Second)
+	text, err := p.waitText("#cors-hint", "clefcheck proxy --to "+hs.URL+" --allow-origin "+p.env.url, 30*time.Second)
 	p.shot("decisions-no-cors")
 	if err != nil {
 		t.Fatalf("no CORS card: %v (%q)", err, text)
