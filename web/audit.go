@@ -177,7 +177,8 @@ func (p *AuditPage) renderResult() app.UI {
 	if p.Partial {
 		v = app.Span().ID("inventory").Class("badge warn").Text("INVENTORY — checks running")
 	}
-	if len(s.Files) > 0 || s.Tensors > 0 {
+	read := len(s.Files) > 0 || s.Tensors > 0
+	if read {
 		figures = fmt.Sprintf(" %s — %d pairs (%d large, %d small), %d parameters, %s, r = %d, scaling %g, %s audit in %.2f s",
 			clip(s.Adapter, 80), s.Pairs, s.Large, s.Small, s.Parameters, progress.Bytes(s.Bytes), s.Rank, s.Scaling, s.Mode, s.Seconds)
 		from = fmt.Sprintf("expected pairs from %s; report: %s; claims: %s", s.Expectations, report.OrNone(s.Report), report.OrNone(s.Claims))
@@ -188,7 +189,7 @@ func (p *AuditPage) renderResult() app.UI {
 	return app.Div().Body(
 		app.Div().Class("card summary").Body(
 			v, app.Span().Text(figures), app.Div().Class("muted").Text(from),
-			app.If(s.Kernel != "" && !p.Partial, func() app.UI { return app.Div().Class("muted").ID("kernel").Text("computed: " + s.Kernel) }),
+			app.If(s.Kernel != "" && !p.Partial && read, func() app.UI { return app.Div().Class("muted").ID("kernel").Text("computed: " + s.Kernel) }),
 			app.If(!p.Partial, func() app.UI {
 				return downloads("download-json", "download-md", "clefcheck-audit", jsonOf(p.Res), p.MD)
 			}),

@@ -131,8 +131,8 @@ func TestErrorVerdictShowsNoFigures(t *testing.T) {
 			}
 		}
 	}
-	a := &AuditPage{Status: "done", Res: &report.Audit{Outcome: missing, Summary: report.AuditSummary{Adapter: "http://h/nope/", Files: []string{}, Mode: report.ModeRandomized}, Matrices: []*report.AuditMatrix{}}}
-	check("audit", app.HTMLString(a.Render()), "0 pairs", "scaling", `id="matrices"`, "expected pairs from")
+	a := &AuditPage{Status: "done", Res: &report.Audit{Outcome: missing, Summary: report.AuditSummary{Adapter: "http://h/nope/", Files: []string{}, Mode: report.ModeRandomized, Kernel: "probes go"}, Matrices: []*report.AuditMatrix{}}}
+	check("audit", app.HTMLString(a.Render()), "0 pairs", "scaling", `id="matrices"`, "expected pairs from", "computed:")
 
 	h := &HiddenPage{Status: "done", Res: &report.Hidden{Outcome: missing, Summary: report.HiddenSummary{Records: 36, Tol: report.DefaultHidden}, Records: []report.RecordStats{}}}
 	check("hidden", app.HTMLString(h.Render()), "worst cosine", "0 compared", `id="hidden-records"`)

@@ -46,6 +46,10 @@ func greyBadge(t *testing.T, p *tab, sel string) {
 
 // TestBrowserAuditNotFound: an audit of a URL that answers 404 reads
 // ERROR, names input.missing with its hint, and shows no inventory.
+// (The page reads the verdict from the engine's result: while the audit
+// turns a folder URL's missing adapter_config.json into config.invalid
+// and file.unreadable (fail) — wasm/audit, as clefcheck audit --json URL
+// shows — this fails on the verdict; the figures are already gone.)
 func TestBrowserAuditNotFound(t *testing.T) {
 	p := newTab(t, tabLimit)
 	p.open(p.env.url+"/", "#load-demo")
