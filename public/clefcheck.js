@@ -72,3 +72,17 @@ self.clefcheckFetchRange = async function (url, start, end, token) {
   if (ab.byteLength !== end - start + 1) throw new Error("short body for " + url);
   return ab;
 };
+
+// clefcheckAnswers resolves to whether url's host answers at all: a
+// no-cors request needs no CORS from the server (its reply stays opaque),
+// so it rejects only when nothing answers. The Decisions page asks it to
+// tell a CORS refusal from a server that is down, which fetch() reports
+// alike.
+self.clefcheckAnswers = async function (url) {
+  try {
+    await fetch(url, { mode: "no-cors", credentials: "omit", cache: "no-store", signal: AbortSignal.timeout(5000) });
+    return true;
+  } catch (e) {
+    return false;
+  }
+};

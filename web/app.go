@@ -77,6 +77,14 @@ func siteURL(rel string) string {
 	return base.ResolveReference(r).String()
 }
 
+// pageOrigin is this page's origin (scheme://host[:port]).
+func pageOrigin() string {
+	if u := app.Window().URL(); u != nil && u.Host != "" {
+		return u.Scheme + "://" + u.Host
+	}
+	return "ORIGIN"
+}
+
 // safeHTTP accepts only http(s) URLs.
 func safeHTTP(s string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(s))

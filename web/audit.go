@@ -170,6 +170,38 @@ func (p *AuditPage) renderResult() app.UI {
 	for _, f := range r.Findings {
 		count[f.Severity]++
 	}
+	// An audit that could not be completed shows no figure it did not
+	// measure: nothing was read when no file and no tensor was.
+	failed := r.Verdict == report.VerdictError && !p.Partial
+	v, figures, from, why := badge("verdict", r.Verdict), " "+clip(s.Adapter, 80)+": nothing could be read", "", app.UI(app.Text(""))
+	if p.Partial {
+		v = app.Span().ID("inventory").Class("badge warn").Text("INVENTORY — checks running")
+	}
+	read := len(s.Files) > 0 || s.Tensors > 0
+	if read {
+		figures = fmt.Sprintf(" %s — %d pairs (%d large, %d small), %d parameters, %s, r = %d, scaling %g, %s audit in %.2f s",
+			clip(s.Adapter, 80), s.Pairs, s.Large, s.Small, s.Parameters, progress.Bytes(s.Bytes), s.Rank, s.Scaling, s.Mode, s.Seconds)
+		from = fmt.Sprintf("expected pairs from %s; report: %s; claims: %s", s.Expectations, report.OrNone(s.Report), report.OrNone(s.Claims))
+	}
+	if failed {
+		why = couldNot(r.Findings)
+	}
+	return app.Div().Body(
+		app.Div().Class("card summary").Body(
+			v, app.Span().Text(figures), app.Div().Class("muted").Text(from),
+			app.If(s.Kernel != "" && !p.Partial && read, func() app.UI { return app.Div().Class("muted").ID("kernel").Text("computed: " + s.Kernel) }),
+			app.If(!p.Partial, func() app.UI {
+				return downloads("download-json", "download-md", "clefcheck-audit", jsonOf(p.Res), p.MD)
+			}),
+		),
+		why,
+		app.If(!failed || len(r.Findings) > count[report.Unchecked], func() app.UI { return p.renderFindings(shown, count) }),
+		app.If(len(r.Matrices) > 0, func() app.UI { return p.renderPairs(rows, pg, pages) }),
+	)
+}
+
+// renderFindings lists the findings shown by the severity filter.
+func (p *AuditPage) renderFindings(shown []report.Finding, count map[report.Severity]int) app.UI {
 	filterBtn := func(sev, label string) app.UI {
 		b := app.Button().Text(label).OnClick(func(ctx app.Context, e app.Event) { p.Filter = sev })
 		if p.Filter == sev {
@@ -177,49 +209,37 @@ func (p *AuditPage) renderResult() app.UI {
 		}
 		return b
 	}
-	return app.Div().Body(
-		app.Div().Class("card summary").Body(
-			app.If(p.Partial, func() app.UI {
-				return app.Span().ID("inventory").Class("badge warn").Text("INVENTORY — checks running")
-			}).Else(func() app.UI {
-				return app.Span().ID("verdict").Class("badge " + string(r.Verdict)).Text(r.Verdict.Label())
+	return app.Div().Class("card").Body(
+		app.H2().Text(fmt.Sprintf("Findings (%d fail, %d warn, %d info)", count[report.Fail], count[report.Warn], count[report.Info])),
+		app.Div().Class("filters").Body(filterBtn("", "all"), filterBtn("fail", "fail"), filterBtn("warn", "warn"), filterBtn("info", "info")),
+		app.Ul().ID("findings").Class("findings").Body(
+			app.Range(shown).Slice(func(i int) app.UI {
+				f := shown[i]
+				return app.Li().Class(string(f.Severity)).Body(
+					app.Span().Class("sev").Text(string(f.Severity)),
+					app.Code().Text(f.Code),
+					app.Span().Class("subject").Text(clip(f.Subject, 100)),
+					app.Span().Text(clip(f.Message, 400)),
+				)
 			}),
-			app.Span().Text(fmt.Sprintf(" %s — %d pairs (%d large, %d small), %d parameters, %s, r = %d, scaling %g, %s audit in %.2f s",
-				clip(s.Adapter, 80), s.Pairs, s.Large, s.Small, s.Parameters, progress.Bytes(s.Bytes), s.Rank, s.Scaling, s.Mode, s.Seconds)),
-			app.Div().Class("muted").Text(fmt.Sprintf("expected pairs from %s; report: %s; claims: %s", s.Expectations, report.OrNone(s.Report), report.OrNone(s.Claims))),
-			app.If(s.Kernel != "" && !p.Partial, func() app.UI { return app.Div().Class("muted").ID("kernel").Text("computed: " + s.Kernel) }),
-			app.If(!p.Partial, func() app.UI {
-				return downloads("download-json", "download-md", "clefcheck-audit", jsonOf(p.Res), p.MD)
-			}),
 		),
-		app.Div().Class("card").Body(
-			app.H2().Text(fmt.Sprintf("Findings (%d fail, %d warn, %d info)", count[report.Fail], count[report.Warn], count[report.Info])),
-			app.Div().Class("filters").Body(filterBtn("", "all"), filterBtn("fail", "fail"), filterBtn("warn", "warn"), filterBtn("info", "info")),
-			app.Ul().ID("findings").Class("findings").Body(
-				app.Range(shown).Slice(func(i int) app.UI {
-					f := shown[i]
-					return app.Li().Class(string(f.Severity)).Body(
-						app.Span().Class("sev").Text(string(f.Severity)),
-						app.Code().Text(f.Code),
-						app.Span().Class("subject").Text(clip(f.Subject, 100)),
-						app.Span().Text(clip(f.Message, 400)),
-					)
-				}),
-			),
+	)
+}
+
+// renderPairs is the table of pairs, a page of it.
+func (p *AuditPage) renderPairs(rows []*report.AuditMatrix, pg, pages int) app.UI {
+	return app.Div().Class("card").Body(
+		app.H2().Text("Pairs"),
+		app.Table().ID("matrices").Body(
+			head("module", "out × in", "r", "rank", "σ₁", "spectrum", "form dev.", "report σ / tol", "method"),
+			app.TBody().Body(app.Range(rows).Slice(func(i int) app.UI {
+				m := rows[i]
+				return row("", clip(m.Module, 70), fmt.Sprintf("%d × %d", m.Out, m.In), fmt.Sprint(m.Rank),
+					report.NumOr(float64(m.NumRank), m.Sigma != nil, "%.0f"), report.FirstOr(m.Sigma), spectrum(m.Sigma),
+					report.PtrOr(m.FormDev, "%.2g"), report.PtrOr(m.ReportSV, "%.2f"), muted(methodOf(m)))
+			})),
 		),
-		app.Div().Class("card").Body(
-			app.H2().Text("Pairs"),
-			app.Table().ID("matrices").Body(
-				head("module", "out × in", "r", "rank", "σ₁", "spectrum", "form dev.", "report σ / tol", "method"),
-				app.TBody().Body(app.Range(rows).Slice(func(i int) app.UI {
-					m := rows[i]
-					return row("", clip(m.Module, 70), fmt.Sprintf("%d × %d", m.Out, m.In), fmt.Sprint(m.Rank),
-						report.NumOr(float64(m.NumRank), m.Sigma != nil, "%.0f"), report.FirstOr(m.Sigma), spectrum(m.Sigma),
-						report.PtrOr(m.FormDev, "%.2g"), report.PtrOr(m.ReportSV, "%.2f"), muted(methodOf(m)))
-				})),
-			),
-			pager("page", pg, pages, func(n int) { p.PageNo = n }),
-		),
+		pager("page", pg, pages, func(n int) { p.PageNo = n }),
 	)
 }
 

@@ -27,8 +27,9 @@ type DecisionsPage struct {
 	Rows        []report.DecisionRow // as they come
 	Failed      int
 	Result      *report.Decisions // the finished batch (the schema of clefcheck decide --json)
-	CORSHint    bool
-	MD          string // the batch as Markdown (from the engine)
+	CORSHint    bool              // requests failed as CORS refusals do, and the server answers
+	Silent      bool              // requests failed, and the server does not answer at all
+	MD          string            // the batch as Markdown (from the engine)
 	cancel      context.CancelFunc
 }
 
@@ -39,15 +40,28 @@ func (p *DecisionsPage) OnInit() {
 }
 
 func (p *DecisionsPage) Render() app.UI {
-	agree := 0
+	agree, answered := 0, 0
 	for _, r := range p.Rows {
-		if r.Status == report.Answered && r.Reference != "" && r.Choice == r.Reference {
-			agree++
+		if r.Status == report.Answered {
+			answered++
+			if r.Reference != "" && r.Choice == r.Reference {
+				agree++
+			}
 		}
 	}
 	var sum report.DecisionsSummary
+	verdict, why, agreement := app.UI(app.Text("")), app.UI(app.Text("")), app.UI(app.Text(""))
 	if p.Result != nil {
-		sum = p.Result.Summary
+		sum, verdict = p.Result.Summary, badge("decisions-verdict", p.Result.Verdict)
+		if p.Result.Verdict == report.VerdictError {
+			why = couldNot(p.Result.Findings)
+		}
+	}
+	// Agreement and latency are over answers: with none, there is no figure.
+	figures := fmt.Sprintf(" %d records sent, none answered", len(p.Rows))
+	if answered > 0 {
+		agreement = app.Span().Class("count").ID("agreement").Text(fmt.Sprintf(" %d of %d agree", agree, len(p.Rows)))
+		figures = fmt.Sprintf("  %d failed · p50 %.1f ms · p90 %.1f ms · %.1f decisions/s", p.Failed, sum.Latency.P50, sum.Latency.P90, sum.Latency.Throughput)
 	}
 	return shell("decisions",
 		app.H1().Text("Live decisions"),
@@ -61,19 +75,21 @@ func (p *DecisionsPage) Render() app.UI {
 			app.Button().ID("run").Text(fmt.Sprintf("Run %d records", len(p.Records))).OnClick(p.onRun).Disabled(len(p.Records) == 0 || p.Status == "running"),
 		),
 		app.If(p.Status == "error", func() app.UI { return errorCard(p.Err) }),
+		app.If(p.Silent, func() app.UI {
+			return app.Div().Class("card error").ID("no-answer").Text(clip(p.Server, 200) + " does not answer this browser at all (not even a request that needs no CORS): is the server running, and is the URL right?")
+		}),
 		app.If(p.CORSHint, func() app.UI {
 			return app.Div().Class("card warn").ID("cors-hint").Body(
 				app.P().Text("Requests failed the way cross-origin (CORS) refusals do: the server must allow this page's origin, including the preflight of a JSON POST with Authorization. Or run the local proxy and point this page at it:"),
-				app.Pre().Text("clefcheck proxy --to "+clip(p.Server, 200)+"   # then use http://127.0.0.1:8091"),
+				app.Pre().Text("clefcheck proxy --to "+clip(p.Server, 200)+" --allow-origin "+pageOrigin()+"   # then use http://127.0.0.1:8091"),
 			)
 		}),
 		app.If(len(p.Rows) > 0, func() app.UI {
 			return app.Div().Body(
 				app.Div().Class("card summary").ID("decisions-summary").Body(
-					app.Span().Class("badge "+map[bool]string{true: "pass", false: "fail"}[agree == len(p.Rows) && p.Failed == 0]).ID("agreement").
-						Text(fmt.Sprintf("%d of %d agree", agree, len(p.Rows))),
-					app.Span().Text(fmt.Sprintf("  %d failed · p50 %.1f ms · p90 %.1f ms · %.1f decisions/s", p.Failed, sum.Latency.P50, sum.Latency.P90, sum.Latency.Throughput)),
-					app.If(sum.Answers != nil && sum.Answers.Known > 0, func() app.UI {
+					verdict, agreement,
+					app.Span().Text(figures),
+					app.If(answered > 0 && sum.Answers != nil && sum.Answers.Known > 0, func() app.UI {
 						a := sum.Answers
 						return app.Div().Class("muted").Text(fmt.Sprintf("known answers: reference %d of %d right, server %d of %d; max |Δlogit| %.3g, mean KL %.3g nats",
 							a.RefCorrect, a.Known, a.CandCorrect, a.Known, a.MaxDLogit, a.MeanKL))
@@ -83,19 +99,29 @@ func (p *DecisionsPage) Render() app.UI {
 						return downloads("decisions-json", "decisions-md", "clefcheck-decisions", p.resultJSON, p.MD)
 					}),
 				),
-				app.Table().ID("decisions").Body(
-					head("record", "server", "reference", "known", "ms", ""),
-					app.TBody().Body(app.Range(p.Rows).Slice(func(i int) app.UI {
-						r := p.Rows[i]
-						cls := "ok"
-						if r.Status == report.Failed || (r.Reference != "" && r.Choice != r.Reference) {
-							cls = "bad"
-						}
-						return row(cls, clip(r.ID, 60), clip(r.Choice, 40), clip(r.Reference, 40), clip(r.Known, 40), fmt.Sprintf("%.1f", r.LatencyMS), muted(clip(r.Error, 200)))
-					})),
-				),
+				why,
+				app.If(answered > 0 || p.Status != "done", func() app.UI { return decisionsTable(p.Rows) }),
 			)
 		}),
+	)
+}
+
+// decisionsTable lists the batch's records: an answer that differs from
+// the reference is marked bad; a request that got no answer, unchecked.
+func decisionsTable(rows []report.DecisionRow) app.UI {
+	return app.Table().ID("decisions").Body(
+		head("record", "server", "reference", "known", "ms", ""),
+		app.TBody().Body(app.Range(rows).Slice(func(i int) app.UI {
+			r := rows[i]
+			cls, ms := "ok", fmt.Sprintf("%.1f", r.LatencyMS)
+			switch {
+			case r.Status == report.Failed:
+				cls, ms = "unchecked", "–"
+			case r.Reference != "" && r.Choice != r.Reference:
+				cls = "bad"
+			}
+			return row(cls, clip(r.ID, 60), clip(r.Choice, 40), clip(r.Reference, 40), clip(r.Known, 40), ms, muted(clip(r.Error, 200)))
+		})),
 	)
 }
 
@@ -169,7 +195,8 @@ func (p *DecisionsPage) onRun(ctx app.Context, e app.Event) {
 		spec.Server, spec.Token = server, p.Token
 	}
 	rctx, cancel := context.WithCancel(context.Background())
-	p.cancel, p.Status, p.Err, p.Rows, p.Result, p.Failed, p.CORSHint, p.MD = cancel, "running", "", nil, nil, 0, false, ""
+	p.cancel, p.Status, p.Err, p.Rows, p.Result, p.Failed, p.CORSHint, p.Silent, p.MD = cancel, "running", "", nil, nil, 0, false, false, ""
+	corsLike := false
 	ctx.Async(func() {
 		out, err := runJob(rctx, spec, func(e jobs.Event) {
 			if e.Row == nil {
@@ -181,10 +208,15 @@ func (p *DecisionsPage) onRun(ctx app.Context, e app.Event) {
 				if row.Status == report.Failed {
 					p.Failed++
 				}
-				p.CORSHint = p.CORSHint || row.CORS
 			})
+			corsLike = corsLike || row.CORS
 		})
+		// The browser shows a CORS refusal and a host that does not answer
+		// alike (fetch rejects with a TypeError): ask the host for a reply
+		// that needs no CORS to tell them apart.
+		answers := corsLike && spec.Server != "" && hostAnswers(spec.Server)
 		ctx.Dispatch(func(ctx app.Context) {
+			p.CORSHint, p.Silent = answers, corsLike && !answers
 			p.cancel = nil
 			if err != nil {
 				p.Status, p.Err = "error", err.Error()

@@ -49,3 +49,15 @@ func runJob(ctx context.Context, spec *jobs.Spec, onEvent func(jobs.Event)) (*jo
 	}
 	return engine.Run(ctx, spec, files, onEvent)
 }
+
+// hostAnswers tells whether the host at u answers this page at all: a
+// no-cors request needs no CORS from it, so it fails only when nothing
+// answers (or not within a few seconds).
+func hostAnswers(u string) bool {
+	fn := js.Global().Get("clefcheckAnswers")
+	if fn.Type() != js.TypeFunction {
+		return false
+	}
+	v, err := browser.Await(fn.Invoke(u))
+	return err == nil && v.Truthy()
+}

@@ -23,6 +23,9 @@ func Handler(version string, res app.ResourceResolver) *app.Handler {
 		Resources:    res,
 		LoadingLabel: "Loading clefcheck ({progress}%)",
 		RawHeaders: []string{
+			// Static hosts set no headers: the page says its referrer policy
+			// itself (clefcheck serve sends the header too).
+			`<meta name="referrer" content="strict-origin-when-cross-origin">`,
 			// app.Raw is never given data from a file or a server; this policy
 			// keeps scripts to the site's own and the wasm it compiles.
 			`<meta http-equiv="Content-Security-Policy" content="default-src 'self'; script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self' http: https:; worker-src 'self' blob:">`,

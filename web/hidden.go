@@ -55,14 +55,32 @@ func (p *HiddenPage) renderResult() app.UI {
 	s := r.Summary
 	lo, hi, pg, pages := paged(len(r.Records), p.PageNo)
 	rows := r.Records[lo:hi]
+	// With nothing compared there is no figure to show.
+	figures, why, table := " nothing compared", app.UI(app.Text("")), app.UI(app.Text(""))
+	if s.Compared > 0 {
+		figures = fmt.Sprintf(" %d records, %d compared, %d beyond tolerance; worst cosine %.6f, worst rel. L2 %.4g", s.Records, s.Compared, s.Failed, s.MinCosine, s.MaxRelL2)
+	}
+	if r.Verdict == report.VerdictError {
+		why = couldNot(r.Findings)
+	}
+	if len(rows) > 0 {
+		table = hiddenTable(rows, pg, pages, func(n int) { p.PageNo = n })
+	}
 	return app.Div().Body(
 		app.Div().Class("card summary").Body(
-			app.Span().ID("hidden-verdict").Class("badge "+string(r.Verdict)).Text(r.Verdict.Label()),
-			app.Span().Text(fmt.Sprintf(" %d records, %d compared, %d beyond tolerance; worst cosine %.6f, worst rel. L2 %.4g", s.Records, s.Compared, s.Failed, s.MinCosine, s.MaxRelL2)),
+			badge("hidden-verdict", r.Verdict),
+			app.Span().Text(figures),
 			app.If(p.Note != "", func() app.UI { return app.Div().Class("muted").Text(p.Note) }),
 			driftPlot(s.ByLayer, s.Tol),
 			downloads("hidden-json", "hidden-md", "clefcheck-hidden", jsonOf(p.Res), p.MD),
 		),
+		why, table,
+	)
+}
+
+// hiddenTable is a page of the records, worst first.
+func hiddenTable(rows []report.RecordStats, pg, pages int, set func(int)) app.UI {
+	return app.Div().Body(
 		app.Table().ID("hidden-records").Body(
 			head("record", "status", "worst layer", "cosine", "rel. L2", "NMSE", "detail"),
 			app.TBody().Body(app.Range(rows).Slice(func(i int) app.UI {
@@ -79,7 +97,7 @@ func (p *HiddenPage) renderResult() app.UI {
 				return row(cls, clip(rs.ID, 60), clip(rs.Status, 40), layer, cos, rel, nmse, muted(clip(rs.Detail, 200)))
 			})),
 		),
-		pager("hidden-page", pg, pages, func(n int) { p.PageNo = n }),
+		pager("hidden-page", pg, pages, set),
 	)
 }
 

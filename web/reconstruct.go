@@ -163,9 +163,16 @@ func (p *ReconstructPage) renderRebuild() app.UI {
 	}
 	lo, hi, pg, pages := paged(len(r.Matrices), p.RebuildPage)
 	rows := r.Matrices[lo:hi]
+	figures, why := " nothing compared", app.UI(app.Text(""))
+	if r.Compared > 0 || len(r.Matrices) > 0 {
+		figures = fmt.Sprintf(" %d tensors compared, %d differ; %d modules rebuilt; largest residual/noise %.4g, largest rebuilt relative error %.4g%%", r.Compared, len(r.Differing), len(r.Matrices), worst, 100*worstRel)
+	}
+	if r.Verdict == report.VerdictError {
+		why = couldNot(r.Findings)
+	}
 	return app.Div().Class("card").ID("recon-rebuild-result").Body(
-		app.Span().ID("rebuild-verdict").Class("badge "+string(r.Verdict)).Text(r.Verdict.Label()),
-		app.Span().Text(fmt.Sprintf(" %d tensors compared, %d differ; %d modules rebuilt; largest residual/noise %.4g, largest rebuilt relative error %.4g%%", r.Compared, len(r.Differing), len(r.Matrices), worst, 100*worstRel)),
+		badge("rebuild-verdict", r.Verdict),
+		app.Span().Text(figures), why,
 		app.Table().Body(
 			head("module", "out × in", "residual / noise", "rebuilt rel. error"),
 			app.TBody().Body(app.Range(rows).Slice(func(i int) app.UI {

@@ -2,8 +2,11 @@ package web
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
+
+	"github.com/kvit-s/clefcheck/wasm/report"
 )
 
 // Small builders shared by the pages: one call instead of a chain of
@@ -107,6 +110,51 @@ func picker(id, label string, folder bool, h app.EventHandler) app.UI {
 		in = in.Multiple(true)
 	}
 	return app.Label().Class("file").Body(app.Text(label), in)
+}
+
+// badge is a result's verdict as its badge: PASS, WARN, FAIL, or ERROR
+// (grey: the check could not be completed, which says nothing about the
+// artifact).
+func badge(id string, v report.Verdict) app.UI {
+	return app.Span().ID(id).Class("badge " + string(v)).Text(v.Label())
+}
+
+// couldNot says, for a result whose verdict is error, what could not be
+// done and how to fix it: its findings of severity error, alike ones (the
+// same code and message, e.g. every record of a batch to a dead server)
+// shown once with their count. The engine ends a message with its hint
+// after " — ".
+func couldNot(fs []report.Finding) app.UI {
+	var keys []string
+	n := map[string]int{}
+	first := map[string]report.Finding{}
+	for _, f := range fs {
+		if f.Severity != report.Unchecked {
+			continue
+		}
+		k := string(f.Code) + "\x00" + f.Message
+		if n[k]++; n[k] == 1 {
+			keys, first[k] = append(keys, k), f
+		}
+	}
+	items := make([]app.UI, len(keys))
+	for i, k := range keys {
+		f := first[k]
+		msg, hint := f.Message, ""
+		if j := strings.LastIndex(msg, " — "); j >= 0 {
+			msg, hint = msg[:j], "How to fix: "+clip(msg[j+len(" — "):], 300)
+		}
+		subj := clip(f.Subject, 100)
+		if n[k] > 1 {
+			subj += fmt.Sprintf(" (and %d more alike)", n[k]-1)
+		}
+		items[i] = app.Li().Body(app.Code().Text(f.Code), app.Span().Class("subject").Text(subj),
+			app.Div().Text(clip(msg, 400)), app.Div().Class("hint").Text(hint))
+	}
+	return app.Div().Class("card error").ID("could-not").Body(
+		app.H2().Text("The check could not be completed"),
+		app.Ul().Class("could").Body(items...),
+	)
 }
 
 // errorCard shows an error (clipped: it may quote a file or a server).

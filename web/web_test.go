@@ -111,3 +111,50 @@ func TestReconstructReports(t *testing.T) {
 		t.Errorf("JSON report: %v %+v", err, back)
 	}
 }
+
+// TestErrorVerdictShowsNoFigures: a check that could not be completed
+// reads ERROR (a grey badge, class error), says why and how to fix it, and
+// shows no figure that was not measured, on every page.
+func TestErrorVerdictShowsNoFigures(t *testing.T) {
+	missing := report.Outcome{Verdict: report.VerdictError, Findings: []report.Finding{
+		report.Could(report.InputMissing, "http://h/nope/", "HTTP 404 for http://h/nope/adapter_config.json — check the path or URL (and the revision): it names nothing")}}
+	check := func(what, html string, bad ...string) {
+		t.Helper()
+		for _, want := range []string{`class="badge error"`, ">ERROR<", `id="could-not"`, "input.missing", "HTTP 404", "How to fix: check the path"} {
+			if !strings.Contains(html, want) {
+				t.Errorf("%s lacks %q", what, want)
+			}
+		}
+		for _, b := range append(bad, ">FAIL<", "badge fail") {
+			if strings.Contains(html, b) {
+				t.Errorf("%s shows %q", what, b)
+			}
+		}
+	}
+	a := &AuditPage{Status: "done", Res: &report.Audit{Outcome: missing, Summary: report.AuditSummary{Adapter: "http://h/nope/", Files: []string{}, Mode: report.ModeRandomized, Kernel: "probes go"}, Matrices: []*report.AuditMatrix{}}}
+	check("audit", app.HTMLString(a.Render()), "0 pairs", "scaling", `id="matrices"`, "expected pairs from", "computed:")
+
+	h := &HiddenPage{Status: "done", Res: &report.Hidden{Outcome: missing, Summary: report.HiddenSummary{Records: 36, Tol: report.DefaultHidden}, Records: []report.RecordStats{}}}
+	check("hidden", app.HTMLString(h.Render()), "worst cosine", "0 compared", `id="hidden-records"`)
+
+	var rows []report.DecisionRow
+	var fs []report.Finding
+	for _, id := range []string{"arc/1", "arc/2", "arc/3"} {
+		rows = append(rows, report.DecisionRow{ID: id, Status: report.Failed, Error: "fetch() failed: TypeError: Failed to fetch", CORS: true})
+		fs = append(fs, report.Could(report.DecisionFailed, id, "fetch() failed: TypeError: Failed to fetch — the server could not be reached"))
+	}
+	zero := 0
+	d := &DecisionsPage{Status: "done", Server: "http://127.0.0.1:1", Rows: rows, Failed: 3, Silent: true,
+		Result: &report.Decisions{Outcome: report.Outcome{Verdict: report.VerdictError, Findings: fs}, Summary: report.DecisionsSummary{Records: 3, Failed: 3, Agree: &zero, Answers: &report.AnswersSummary{Known: 3, RefCorrect: 3}}, Records: rows}}
+	html := app.HTMLString(d.Render())
+	for _, want := range []string{`id="decisions-verdict"`, `class="badge error"`, ">ERROR<", "decision.failed", "(and 2 more alike)", "none answered", `id="no-answer"`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("decisions lacks %q", want)
+		}
+	}
+	for _, b := range []string{`id="agreement"`, "p50", "decisions/s", `id="cors-hint"`, "badge fail", "known answers", `id="decisions"`} {
+		if strings.Contains(html, b) {
+			t.Errorf("decisions shows %q", b)
+		}
+	}
+}

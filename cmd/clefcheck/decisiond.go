@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"strings"
-	"time"
 
 	"github.com/kvit-s/clefcheck/wasm/service"
 )
@@ -21,13 +18,16 @@ func (c *DecisiondCommand) Usage() string {
 
 Serves POST /v1/systemone (FORMATS §5) and GET /health with the demo world's
 model: the base checkpoint with the adapter applied at run time, as vLLM
-serves a LoRA. Stops gracefully on Ctrl-C.
+serves a LoRA. Requests must be JSON (Content-Type: application/json, one
+object, no duplicate keys). Stops gracefully on Ctrl-C or SIGTERM: requests
+under way are finished (for up to 10 s), new ones refused.
 
 Flags:
   --world DIR            the demo world (clefcheck world DIR)
   --addr HOST:PORT       listen address (default 127.0.0.1:8090)
   --token T              require "Authorization: Bearer T"
-  --allow-origin ORIGIN  answer CORS for this origin (repeatable; * for any)
+  --allow-origin ORIGIN  answer CORS for this origin (repeatable; * for any but
+                         "null"); requests from other origins are refused
   --quant nvfp4          base weights in NVFP4 (4-bit E2M1, FP8 E4M3 scale per 16), bf16 activations
   --drop-modules LIST    ignore the adapter on these modules (e.g. in_proj_a,in_proj_b)
   --merge                merge the adapter into the weights instead
@@ -85,22 +85,4 @@ func newDecisionServer(worldDir, quant, drop string, merge bool) (*service.Serve
 		return nil, "", err
 	}
 	return srv, srv.Describe, nil
-}
-
-// serveUntil serves h on ln until ctx ends, then shuts down gracefully.
-func serveUntil(ctx context.Context, ln net.Listener, h http.Handler) error {
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
 }

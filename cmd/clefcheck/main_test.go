@@ -219,7 +219,7 @@ func TestDecisionsEndToEnd(t *testing.T) {
 func TestProxy(t *testing.T) {
 	up := serve(t, "", "")
 	u, _ := url.Parse(up)
-	ps := httptest.NewServer(newProxy(u, []string{"https://example.org"}))
+	ps := httptest.NewServer(newProxy(u, []string{"https://example.org"}, proxyTimeouts{}))
 	defer ps.Close()
 	req, _ := http.NewRequest("OPTIONS", ps.URL+decision.Path, nil)
 	req.Header.Set("Origin", "https://example.org")
@@ -240,7 +240,7 @@ func TestProxy(t *testing.T) {
 	}
 	// A dead upstream is a JSON 502.
 	dead, _ := url.Parse("http://127.0.0.1:1")
-	ds := httptest.NewServer(newProxy(dead, []string{"*"}))
+	ds := httptest.NewServer(newProxy(dead, []string{"*"}, proxyTimeouts{}))
 	defer ds.Close()
 	_, err = (&decision.Client{BaseURL: ds.URL, Retries: -1}).Decide(context.Background(), &decision.Request{ID: "p", Prompt: "hi", Options: []string{"A", "B"}})
 	if err == nil || !strings.Contains(err.Error(), "502") || !strings.Contains(err.Error(), "proxy_error") {

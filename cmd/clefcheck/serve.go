@@ -31,7 +31,7 @@ func (c *ServeCommand) Usage() string {
 Hosts the clefcheck web app, the demo world's files under /demo/ (read by the
 page with Range requests) and the demo decision service (POST /v1/systemone,
 GET /health) on one origin, so that everything works with no GPU and no
-download. --web is the folder with app.wasm and the static assets (make
+download. Stops gracefully on Ctrl-C or SIGTERM. --web is the folder with app.wasm and the static assets (make
 wasm puts them in build/web); --world is generated there if missing.
 
 Flags:
@@ -85,29 +85,65 @@ func newSiteHandler(webDir, worldDir string) (http.Handler, error) {
 	}
 	sum := sha256.Sum256(append(wasm, readOptional(filepath.Join(webDir, "engine.wasm"))...))
 	web.Routes()
-	ah := web.Handler(hex.EncodeToString(sum[:8]), staticDir{Handler: http.StripPrefix("/web/", http.FileServer(http.Dir(webDir)))})
+	ah := web.Handler(hex.EncodeToString(sum[:8]), staticDir{Handler: http.StripPrefix("/web/", http.FileServer(filesOnly{http.Dir(webDir)}))})
 	srv, _, err := newDecisionServer(worldDir, "", "", false)
 	if err != nil {
 		return nil, err
 	}
 	srv.AllowOrigins = []string{"*"}
 	dh := srv.Handler()
-	files := http.StripPrefix("/demo/", http.FileServer(http.Dir(worldDir)))
+	files := http.StripPrefix("/demo/", http.FileServer(filesOnly{http.Dir(worldDir)}))
 	mux := http.NewServeMux()
 	mux.Handle(service.Path, dh)
 	mux.Handle("/health", dh)
 	mux.Handle("/demo/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/") {
-			http.NotFound(w, r) // no directory listings
-			return
-		}
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("Access-Control-Allow-Origin", "*")
 		w.Header().Set("Access-Control-Expose-Headers", "Content-Range, Content-Length, Accept-Ranges")
 		files.ServeHTTP(w, r)
 	}))
 	mux.Handle("/", ah)
-	return mux, nil
+	return siteHeaders(mux), nil
+}
+
+// filesOnly is a file system whose folders cannot be opened: a file server
+// over it lists no folder (and serves no index.html from one), it answers
+// 404.
+type filesOnly struct{ fs http.FileSystem }
+
+func (f filesOnly) Open(name string) (http.File, error) {
+	file, err := f.fs.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := file.Stat(); err != nil || st.IsDir() {
+		file.Close()
+		return nil, os.ErrNotExist
+	}
+	return file, nil
+}
+
+// siteHeaders adds the site's security headers to every answer: no MIME
+// sniffing, the origin only as referrer to other sites, and no framing
+// except for the embeddable Demo page (/embed), which any site may frame.
+func siteHeaders(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hd := w.Header()
+		hd.Set("X-Content-Type-Options", "nosniff")
+		hd.Set("Referrer-Policy", "strict-origin-when-cross-origin")
+		if embeddable(r.URL.Path) {
+			hd.Set("Content-Security-Policy", "frame-ancestors *")
+		} else {
+			hd.Set("X-Frame-Options", "DENY")
+			hd.Set("Content-Security-Policy", "frame-ancestors 'none'")
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// embeddable tells whether a path is the Demo page, made to be framed.
+func embeddable(p string) bool {
+	return p == "/embed" || strings.HasPrefix(p, "/embed/") || strings.HasPrefix(p, "/embed.")
 }
 
 var _ app.ResourceResolver = staticDir{}

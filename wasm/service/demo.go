@@ -51,3 +51,6 @@ func NewDemo(dir string, o DemoOptions) (*Server, error) {
 // BuildDemo writes the demo world into dir — checkpoints, adapter, report,
 // records and full-precision references — as clefcheck world and serve do.
 func BuildDemo(dir string, seed uint64) error { return demo.Build(dir, seed) }
+
+// MaxBody bounds a decision request's body (FORMATS §5).
+const MaxBody = decision.MaxBody

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -60,19 +61,33 @@ func CORS(allow []string, h http.Handler) http.Handler {
 	return (&Server{AllowOrigins: allow}).cors(h)
 }
 
-func (s *Server) allowed(origin string) bool {
-	for _, o := range s.AllowOrigins {
-		if o == "*" || strings.EqualFold(strings.TrimSuffix(o, "/"), origin) {
+func (s *Server) allowed(origin string) bool { return Allowed(s.AllowOrigins, origin) }
+
+// Allowed tells whether origin is one of allow: "*" stands for any origin
+// but "null" (sandboxed frames, file: pages, some redirects), which is
+// allowed only when listed.
+func Allowed(allow []string, origin string) bool {
+	for _, o := range allow {
+		if (o == "*" && origin != "null") || strings.EqualFold(strings.TrimSuffix(o, "/"), origin) {
 			return true
 		}
 	}
 	return false
 }
 
+// cors answers the preflights of the allowed origins, adds
+// Access-Control-Allow-Origin for them, and refuses (403) a request from
+// any other origin: a browser sends some cross-origin requests (a form's
+// POST) without asking first.
 func (s *Server) cors(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		origin := r.Header.Get("Origin")
-		if origin != "" && s.allowed(origin) {
+		if origin != "" && !s.allowed(origin) {
+			WriteError(w, http.StatusForbidden, "forbidden_origin", "requests from origin %q are not allowed", clip(origin, 100))
+			return
+		}
+		if origin != "" {
 			hd := w.Header()
 			hd.Set("Access-Control-Allow-Origin", origin)
 			hd.Add("Vary", "Origin")
@@ -114,27 +129,29 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusMethodNotAllowed, "invalid_request", "use POST")
 		return
 	}
-	if s.Token != "" {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || got != s.Token {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="clef"`)
-			WriteError(w, http.StatusUnauthorized, "authentication_error", "missing or wrong bearer token")
-			return
-		}
+	if s.Token != "" && !BearerOK(r.Header.Get("Authorization"), s.Token) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="clef"`)
+		WriteError(w, http.StatusUnauthorized, "authentication_error", "missing or wrong bearer token")
+		return
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
+	// A JSON body, said so: a page on another origin cannot send this
+	// Content-Type without a preflight, which CORS then refuses.
+	if !IsJSON(r.Header.Get("Content-Type")) {
 		WriteError(w, http.StatusUnsupportedMediaType, "invalid_request", "Content-Type must be application/json")
 		return
 	}
-	body := http.MaxBytesReader(w, r.Body, decision.MaxBody)
-	var req decision.Request
-	dec := json.NewDecoder(body)
-	if err := dec.Decode(&req); err != nil {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, decision.MaxBody))
+	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			WriteError(w, http.StatusRequestEntityTooLarge, "invalid_request", "request body over %d bytes", decision.MaxBody)
 			return
 		}
+		WriteError(w, http.StatusBadRequest, "invalid_request", "the body could not be read: %v", err)
+		return
+	}
+	var req decision.Request
+	if err := DecodeStrict(data, &req); err != nil {
 		WriteError(w, http.StatusBadRequest, "invalid_request", "body is not a decision request: %v", err)
 		return
 	}
