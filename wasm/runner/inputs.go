@@ -5,9 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
 	"path"
@@ -207,7 +205,7 @@ type onlyFS struct {
 func (o onlyFS) Open(name string) (fs.File, error) {
 	switch name {
 	case ".":
-		return &oneDir{o: o}, nil
+		return &listedDir{list: o.entries}, nil
 	case o.name:
 		return o.fsys.Open(name)
 	}
@@ -224,23 +222,8 @@ func (o onlyFS) Stat(name string) (fs.FileInfo, error) {
 	return fs.Stat(o.fsys, name)
 }
 
-type oneDir struct {
-	o    onlyFS
-	done bool
-}
-
-func (d *oneDir) Stat() (fs.FileInfo, error) { return dirInfo{}, nil }
-func (d *oneDir) Read([]byte) (int, error)   { return 0, errors.New("is a directory") }
-func (d *oneDir) Close() error               { return nil }
-func (d *oneDir) ReadDir(n int) ([]fs.DirEntry, error) {
-	if d.done {
-		if n > 0 {
-			return nil, io.EOF
-		}
-		return nil, nil
-	}
-	d.done = true
-	st, err := fs.Stat(d.o.fsys, d.o.name)
+func (o onlyFS) entries() ([]fs.DirEntry, error) {
+	st, err := fs.Stat(o.fsys, o.name)
 	if err != nil {
 		return nil, err
 	}

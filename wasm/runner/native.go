@@ -181,7 +181,7 @@ type fileSet map[string]string
 
 func (s fileSet) Open(name string) (fs.File, error) {
 	if name == "." {
-		return &setDir{s: s}, nil
+		return &listedDir{list: s.entries}, nil
 	}
 	p, ok := s[name]
 	if !ok || !fs.ValidPath(name) {
@@ -239,38 +239,44 @@ type brokenFS struct{ err error }
 
 func (b brokenFS) Open(string) (fs.File, error) { return nil, b.err }
 
-// setDir is the root of a fileSet.
-type setDir struct {
-	s    fileSet
-	read bool
-}
-
-func (d *setDir) Stat() (fs.FileInfo, error) { return dirInfo{}, nil }
-func (d *setDir) Read([]byte) (int, error)   { return 0, errors.New("is a directory") }
-func (d *setDir) Close() error               { return nil }
-
-func (d *setDir) ReadDir(count int) ([]fs.DirEntry, error) {
-	if d.read {
-		if count > 0 {
-			return nil, io.EOF
-		}
-		return nil, nil
-	}
-	d.read = true
-	names := make([]string, 0, len(d.s))
-	for n := range d.s {
+// entries lists the set's files, sorted.
+func (s fileSet) entries() ([]fs.DirEntry, error) {
+	names := make([]string, 0, len(s))
+	for n := range s {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	out := make([]fs.DirEntry, 0, len(names))
 	for _, n := range names {
-		st, err := os.Stat(d.s[n])
+		st, err := os.Stat(s[n])
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, fs.FileInfoToDirEntry(renamed{st, n}))
 	}
 	return out, nil
+}
+
+// listedDir is the root folder of a flat file set: one ReadDir gives list's
+// entries (all of them, whatever the count asked; then io.EOF).
+type listedDir struct {
+	list func() ([]fs.DirEntry, error)
+	done bool
+}
+
+func (d *listedDir) Stat() (fs.FileInfo, error) { return dirInfo{}, nil }
+func (d *listedDir) Read([]byte) (int, error)   { return 0, errors.New("is a directory") }
+func (d *listedDir) Close() error               { return nil }
+
+func (d *listedDir) ReadDir(count int) ([]fs.DirEntry, error) {
+	if d.done {
+		if count > 0 {
+			return nil, io.EOF
+		}
+		return nil, nil
+	}
+	d.done = true
+	return d.list()
 }
 
 type dirInfo struct{}
