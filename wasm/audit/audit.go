@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"path"
 	"time"
@@ -73,6 +74,9 @@ func Run(ctx context.Context, fsys fs.FS, dir string, opt Options) (*Result, err
 	start := time.Now()
 	a, ok := prepare(fsys, dir, opt)
 	defer func() { a.res.Summary.Seconds = time.Since(start).Seconds() }()
+	if a.stop != nil {
+		return nil, a.stop
+	}
 	if !ok {
 		return a.finish(), nil
 	}
@@ -104,8 +108,21 @@ func prepare(fsys fs.FS, dir string, opt Options) (a *auditor, ok bool) {
 	a.res.Summary.Kernel = kernelSummary(opt.Mode)
 	a.loadConfig(fsys, dir)
 	a.yield()
+	if a.stop != nil {
+		return a, false
+	}
 	ck, err := safetensors.OpenCheckpoint(fsys, dir, "adapter_model")
 	a.yield()
+	if err != nil && couldNot(err) {
+		a.stop = err
+		return a, false
+	}
+	if err != nil && errors.Is(a.cfgErr, report.ErrMissing) && errors.Is(err, fs.ErrNotExist) {
+		// Neither the configuration nor the weights at a URL: it names
+		// nothing (a wrong URL or revision), not an adapter lacking files.
+		a.stop = a.cfgErr
+		return a, false
+	}
 	if err != nil {
 		a.c.Findings = append(a.c.Findings, findings.Of(err, path.Join(dir, "adapter_model.safetensors"))...)
 		return a, false
@@ -126,6 +143,10 @@ func prepare(fsys fs.FS, dir string, opt Options) (a *auditor, ok bool) {
 }
 
 type auditor struct {
+	// stop is why the audit could not be done (nil: it could): the input
+	// is unreachable, refused or names nothing. Run returns it.
+	stop   error
+	cfgErr error                 // why adapter_config.json could not be read
 	keys   map[*Matrix][2]string // the pairs' tensor names (A, B)
 	opt    Options
 	c      report.Collector

@@ -22,6 +22,11 @@ import (
 func (a *auditor) loadConfig(fsys fs.FS, dir string) {
 	name := path.Join(dir, "adapter_config.json")
 	cfg, err := peft.ReadConfig(fsys, name)
+	a.cfgErr = err
+	if err != nil && couldNot(err) {
+		a.stop = err
+		return
+	}
 	if errors.Is(err, peft.ErrUnreadable) {
 		a.c.Addf(report.ConfigInvalid, report.Fail, name, nil, nil, "adapter_config.json cannot be read: %v", err)
 		return

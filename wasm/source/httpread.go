@@ -48,7 +48,7 @@ func (h *HTTP) read(ctx context.Context, name string, off, n int64, send Sender)
 		var retryAfter time.Duration
 		if err != nil {
 			if rctx.Err() != nil {
-				return 0, 0, h.giveUp(orig, try, lastStatus, fmt.Sprintf("no answer within %v", pol.Budget), err)
+				return 0, 0, h.giveUp(orig, start, try, lastStatus, fmt.Sprintf("the %v allowed", pol.Budget), err)
 			}
 			last, lastStatus = transportError(err), 0
 		} else {
@@ -87,11 +87,11 @@ func (h *HTTP) read(ctx context.Context, name string, off, n int64, send Sender)
 			}
 		}
 		if try >= attempts+resolves {
-			return 0, 0, h.giveUp(orig, try, lastStatus, "", last)
+			return 0, 0, h.giveUp(orig, start, try, lastStatus, "", last)
 		}
 		wait := pol.wait(try-resolves, retryAfter)
 		if time.Since(start)+wait > pol.Budget {
-			return 0, 0, h.giveUp(orig, try, lastStatus, fmt.Sprintf("the next try would be after the %v allowed", pol.Budget), last)
+			return 0, 0, h.giveUp(orig, start, try, lastStatus, fmt.Sprintf("as the next would start after the %v allowed", pol.Budget), last)
 		}
 		if err := sleep(rctx, wait); err != nil {
 			return 0, 0, fmt.Errorf("%s: %w", publicURL(orig), ctx.Err())
@@ -159,23 +159,25 @@ func refused(orig string, st int, resp *fetch.Response, try int) error {
 }
 
 // giveUp is the error of a read whose transient failures outlasted the
-// policy; the source is marked down.
-func (h *HTTP) giveUp(orig string, try, status int, why string, last error) error {
+// policy (why says how, when it was not the attempts); the source is
+// marked down.
+func (h *HTTP) giveUp(orig string, start time.Time, try, status int, why string, last error) error {
 	h.down.Store(true)
 	e := &Error{URL: publicURL(orig), Status: status, Attempts: try, Kind: report.ErrUnreachable, Err: last}
-	if why == "" {
-		why = "gave up"
-	}
 	lastMsg := "no answer"
 	if last != nil {
 		lastMsg = last.Error()
 	}
+	if why != "" {
+		why = ", " + why
+	}
+	gave := fmt.Sprintf("gave up after %d attempts in %.1f s%s", try, time.Since(start).Seconds(), why)
 	if errors.Is(last, fetch.ErrFetchFailed) {
 		e.Kind = report.ErrCORS
-		e.Msg = fmt.Sprintf("%s: the host refused this origin or could not be reached (%s)", why, lastMsg)
+		e.Msg = fmt.Sprintf("the host refused this origin or could not be reached (%s; the last: %s)", gave, lastMsg)
 		return e
 	}
-	e.Msg = fmt.Sprintf("%s, the last try: %s: unreachable", why, lastMsg)
+	e.Msg = fmt.Sprintf("unreachable: %s (the last: %s)", gave, lastMsg)
 	return e
 }
 

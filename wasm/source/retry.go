@@ -94,7 +94,7 @@ type Error struct {
 
 func (e *Error) Error() string {
 	s := e.URL + ": " + e.Msg
-	if e.Attempts > 1 {
+	if e.Attempts > 1 && e.Kind != report.ErrUnreachable && e.Kind != report.ErrCORS {
 		s += fmt.Sprintf(" (%d attempts)", e.Attempts)
 	}
 	return s

@@ -11,6 +11,11 @@
 //	safetensors.ErrNoTensor   file.unreadable
 //	any other *safetensors.Error (a shard that cannot be opened, …)
 //	                          file.unreadable
+//	an input unreachable, refused, a cancelled or timed-out read
+//	(report.CouldNot, a missing file excepted)
+//	                          report.ErrorOf: input.unreachable,
+//	                          input.refused, check.cancelled (severity
+//	                          error: the check could not be done)
 //	anything else             report.FindingsOf: a *report.Error keeps its
 //	                          code (source's file.unreadable, peft's
 //	                          config.invalid, extraction's report.mismatch),
@@ -26,6 +31,7 @@ package findings
 
 import (
 	"errors"
+	"io/fs"
 
 	"github.com/kvit-s/clefcheck/wasm/report"
 	"github.com/kvit-s/clefcheck/wasm/safetensors"
@@ -36,6 +42,9 @@ import (
 func Of(err error, subject string) []report.Finding {
 	if err == nil {
 		return nil
+	}
+	if report.CouldNot(err) && !errors.Is(err, fs.ErrNotExist) {
+		return []report.Finding{report.ErrorOf(err, subject)}
 	}
 	var es safetensors.Errors
 	if errors.As(err, &es) {
