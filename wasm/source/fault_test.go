@@ -229,7 +229,7 @@ func TestHTTPErrorClasses(t *testing.T) {
 // TestHTTPTransientRetried: 503s, a body shorter than its Content-Range
 // and a reset connection are retried; Retry-After is honoured up to its
 // cap; a host that never answers well gives ErrUnreachable within the
-// budget, and then the source tries only once until it answers again.
+// budget.
 func TestHTTPTransientRetried(t *testing.T) {
 	data := bytes.Repeat([]byte("abcdefgh"), 8<<10)
 	var requests atomic.Int32
@@ -275,7 +275,7 @@ func TestHTTPTransientRetried(t *testing.T) {
 			t.Errorf("%s: %v for three retries with waits of at most 20 ms", m, d)
 		}
 	}
-	// Never well: six attempts, then ErrUnreachable; the next read tries once.
+	// Never well: six attempts, then ErrUnreachable, and as many next time.
 	h, _ := source.NewHTTP(hs.URL)
 	h.Retry = fast
 	mode.Store("503")
@@ -286,8 +286,8 @@ func TestHTTPTransientRetried(t *testing.T) {
 		t.Errorf("always 503: %v after %d requests", err, requests.Load())
 	}
 	requests.Store(0)
-	if _, err = h.Open("f"); !errors.Is(err, report.ErrUnreachable) || requests.Load() != 1 {
-		t.Errorf("always 503, again: %v after %d requests (want 1)", err, requests.Load())
+	if _, err = h.Open("f"); !errors.Is(err, report.ErrUnreachable) || requests.Load() != 6 {
+		t.Errorf("always 503, again: %v after %d requests (want 6: the host answers)", err, requests.Load())
 	}
 	// A Retry-After beyond the budget: no wait, no second try.
 	h, _ = source.NewHTTP(hs.URL)
@@ -300,7 +300,8 @@ func TestHTTPTransientRetried(t *testing.T) {
 }
 
 // TestHTTPDeadHost: a host that refuses connections is ErrUnreachable
-// (input.unreachable) once the attempts are spent, within the budget.
+// (input.unreachable) once the attempts are spent, within the budget; the
+// source's next read then makes two attempts only.
 func TestHTTPDeadHost(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -318,6 +319,11 @@ func TestHTTPDeadHost(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "token=") {
 		t.Errorf("the query string is in the message: %v", err)
+	}
+	// No answer at all: the next read retries once, not five times.
+	start = time.Now()
+	if _, err = h.Open("adapter_model.safetensors"); !errors.Is(err, report.ErrUnreachable) || !strings.Contains(err.Error(), "2 attempts") {
+		t.Errorf("dead host, again: %v after %v", err, time.Since(start))
 	}
 	t.Logf("dead host: %v after %v", err, d.Round(time.Millisecond))
 }

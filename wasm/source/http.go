@@ -44,7 +44,7 @@ type HTTP struct {
 	mu      sync.Mutex
 	loc     map[string]string // a file's URL → where it was last answered from
 	retries atomic.Int64
-	down    atomic.Bool // the last read gave up: the next try only once
+	down    atomic.Bool // the last read that gave up never got an answer: retry less
 }
 
 // Retries is how many requests were attempts after a first (retries after

@@ -23,7 +23,9 @@ func (h *HTTP) read(ctx context.Context, name string, off, n int64, send Sender)
 	pol := h.Retry.orDefault()
 	attempts := pol.Attempts
 	if h.down.Load() {
-		attempts = 1 // the host failed the last read: no retries until it answers
+		// The last read that gave up never got an answer (a dead host, a
+		// refused origin): one retry, not five, until the host answers.
+		attempts = min(attempts, 2)
 	}
 	start := time.Now()
 	rctx, cancel := context.WithTimeout(ctx, pol.Budget)
@@ -32,6 +34,7 @@ func (h *HTTP) read(ctx context.Context, name string, off, n int64, send Sender)
 	resolves := 0
 	var last error // the last transient failure
 	lastStatus := 0
+	answered := false // some try got an HTTP answer
 	for try := 1; ; try++ {
 		if try > 1 {
 			h.retries.Add(1)
@@ -48,11 +51,12 @@ func (h *HTTP) read(ctx context.Context, name string, off, n int64, send Sender)
 		var retryAfter time.Duration
 		if err != nil {
 			if rctx.Err() != nil {
-				return 0, 0, h.giveUp(orig, start, try, lastStatus, fmt.Sprintf("the %v allowed", pol.Budget), err)
+				return 0, 0, h.giveUp(orig, start, try, lastStatus, answered, fmt.Sprintf("the %v allowed", pol.Budget), err)
 			}
 			last, lastStatus = transportError(err), 0
 		} else {
 			h.down.Store(false)
+			answered = true
 			fresh := resp.URL != "" && resp.URL != u // redirected just now
 			stale := u != orig                       // a location learnt before
 			if fresh && resp.URL != orig {
@@ -87,11 +91,11 @@ func (h *HTTP) read(ctx context.Context, name string, off, n int64, send Sender)
 			}
 		}
 		if try >= attempts+resolves {
-			return 0, 0, h.giveUp(orig, start, try, lastStatus, "", last)
+			return 0, 0, h.giveUp(orig, start, try, lastStatus, answered, "", last)
 		}
 		wait := pol.wait(try-resolves, retryAfter)
 		if time.Since(start)+wait > pol.Budget {
-			return 0, 0, h.giveUp(orig, start, try, lastStatus, fmt.Sprintf("as the next would start after the %v allowed", pol.Budget), last)
+			return 0, 0, h.giveUp(orig, start, try, lastStatus, answered, fmt.Sprintf("as the next would start after the %v allowed", pol.Budget), last)
 		}
 		if err := sleep(rctx, wait); err != nil {
 			return 0, 0, fmt.Errorf("%s: %w", publicURL(orig), ctx.Err())
@@ -160,9 +164,11 @@ func refused(orig string, st int, resp *fetch.Response, try int) error {
 
 // giveUp is the error of a read whose transient failures outlasted the
 // policy (why says how, when it was not the attempts); the source is
-// marked down.
-func (h *HTTP) giveUp(orig string, start time.Time, try, status int, why string, last error) error {
-	h.down.Store(true)
+// marked down when no try got an answer.
+func (h *HTTP) giveUp(orig string, start time.Time, try, status int, answered bool, why string, last error) error {
+	if !answered {
+		h.down.Store(true)
+	}
 	e := &Error{URL: publicURL(orig), Status: status, Attempts: try, Kind: report.ErrUnreachable, Err: last}
 	lastMsg := "no answer"
 	if last != nil {
