@@ -7,7 +7,6 @@ import (
 
 	"github.com/kvit-s/clefcheck/wasm/jobs"
 	"github.com/kvit-s/clefcheck/wasm/report"
-	"github.com/kvit-s/clefcheck/wasm/runner"
 )
 
 // AnswersCommand compares answers with the reference answers.
@@ -39,7 +38,7 @@ func (c *AnswersCommand) Run(ctx context.Context, args []string) error {
 	if len(pos) != 2 {
 		return &UsageError{Msg: "give REF and CAND folders"}
 	}
-	host := &runner.Native{}
+	host := newHost("")
 	spec := &jobs.Spec{Kind: jobs.KindAnswers}
 	if spec.Ref, err = input(host, "REF", pos[0]); err != nil {
 		return err

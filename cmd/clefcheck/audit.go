@@ -11,7 +11,6 @@ import (
 
 	"github.com/kvit-s/clefcheck/wasm/jobs"
 	"github.com/kvit-s/clefcheck/wasm/report"
-	"github.com/kvit-s/clefcheck/wasm/runner"
 )
 
 // AuditCommand audits an adapter directory.
@@ -38,6 +37,9 @@ Flags:
                       exact computes every pair's Gram matrices
   --quick, --randomized, --exact   short for --mode quick|randomized|exact
   --workers N         parallel workers (default: all cores)
+  --attest FILE       write an in-toto Statement v1 (SLSA verification summary predicate:
+                      the files and their SHA-256, the claims profile's digest, PASSED or
+                      FAILED), unsigned, ready to be signed by standard tools
   --json              print one JSON object {verdict, findings, summary, matrices}
   --matrices          with the table output, list every pair's figures
   --no-progress       no progress on stderr
@@ -62,6 +64,7 @@ func (c *AuditCommand) Run(ctx context.Context, args []string) error {
 	matrices := fs.Bool("matrices", false, "")
 	noProgress := fs.Bool("no-progress", false, "")
 	cpuprofile := fs.String("cpuprofile", "", "")
+	attest := fs.String("attest", "", "")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -76,7 +79,7 @@ func (c *AuditCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	host := &runner.Native{}
+	host := newHost("")
 	spec := &jobs.Spec{Kind: jobs.KindAudit, Mode: mode, Label: pos[0], Workers: *workers}
 	if spec.Adapter, err = input(host, "ADAPTER", pos[0]); err != nil {
 		return err
@@ -111,6 +114,16 @@ func (c *AuditCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	res := out.Audit
+	if *attest != "" {
+		st, err := report.Attest(res)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "clefcheck audit: no attestation written: %v\n", err)
+		} else if data, err := st.MarshalIndent(); err != nil {
+			return err
+		} else if err := os.WriteFile(*attest, append(data, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
 	return done(c.stdout, *asJSON, res, res.Outcome, func(w io.Writer) {
 		printAudit(w, res, *matrices)
 		if res.Rebuild != nil {
@@ -140,6 +153,7 @@ func printAudit(w io.Writer, res *report.Audit, matrices bool) {
 		fmt.Fprintf(w, "; claims %s", s.Claims)
 	}
 	fmt.Fprintln(w)
+	printProvenance(w, res.Provenance)
 	printFindings(w, res.Findings)
 	if matrices {
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
@@ -220,4 +234,51 @@ func modeOf(flag string, short map[report.Mode]bool) (report.Mode, error) {
 		return set[0], nil
 	}
 	return "", &UsageError{Msg: fmt.Sprintf("choose one audit mode, not %d (--mode, --quick, --randomized and --exact are alternatives)", len(set))}
+}
+
+// printProvenance says what was audited: the source down to its commit,
+// each file's SHA-256, the claims' digest, the tool.
+func printProvenance(w io.Writer, p *report.Provenance) {
+	if p == nil {
+		return
+	}
+	s := p.Source
+	switch s.Kind {
+	case "hub":
+		fmt.Fprintf(w, "  source %s/%s at %s (revision %s)", s.Endpoint, s.Repo, s.Commit, s.Revision)
+		if s.Path != "" {
+			fmt.Fprintf(w, ", folder %s", s.Path)
+		}
+		fmt.Fprintln(w)
+	case "url":
+		fmt.Fprintf(w, "  source %s\n", s.URL)
+	}
+	for _, f := range p.Files {
+		listed := ""
+		switch {
+		case f.Listed != "" && f.Listed == f.SHA256:
+			listed = " (as listed)"
+		case f.Listed != "":
+			listed = " (listed: " + f.Listed + ")"
+		}
+		fmt.Fprintf(w, "  %s  %d bytes  sha256 %s%s\n", f.Name, f.Size, orDash(f.SHA256), listed)
+	}
+	if !p.Digests.Computed && p.Digests.Why != "" {
+		fmt.Fprintf(w, "  digests not computed: %s\n", p.Digests.Why)
+	}
+	if p.Claims != nil {
+		fmt.Fprintf(w, "  claims %s, sha256 %s\n", p.Claims.Name, p.Claims.SHA256)
+	}
+	rev := p.Tool.Revision
+	if rev == "" {
+		rev = "unknown revision"
+	}
+	fmt.Fprintf(w, "  by %s %s (%s), started %s\n", p.Tool.Name, p.Tool.Version, rev, p.Started.Format("2006-01-02 15:04:05 UTC"))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

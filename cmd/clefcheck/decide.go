@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/kvit-s/clefcheck/wasm/jobs"
@@ -27,8 +28,10 @@ Flags:
   --token T           bearer token
   --concurrency N     requests in flight (default 4)
   --timeout D         deadline per decision, retries included (default 60s)
-  --records FILE      a records file (repeatable)
-  --reference DIR     the reference folder (with answers/ and hidden/) to compare with
+  --records FILE|URL  a records file (repeatable), or one URL of a records file: an
+                      http(s) URL (a raw GitHub file) or a Hub file (hf://owner/name/path.jsonl)
+  --reference DIR|SRC the reference folder (with answers/ and hidden/) to compare with: a local
+                      folder, a URL, or a Hub folder (hf://kvit-s/clef-lora-r256/reference)
   --out DIR           write DIR/answers/<dataset>.jsonl and DIR/hidden/<id>.safetensors
   --hidden            ask for hidden states (return_hidden) and compare them
   --json              print one JSON object {verdict, findings, summary, records}
@@ -61,10 +64,10 @@ func (c *DecideCommand) Run(ctx context.Context, args []string) error {
 	if *conc < 1 || *conc > jobs.MaxConcurrency {
 		return &UsageError{Msg: fmt.Sprintf("--concurrency must be 1–%d", jobs.MaxConcurrency)}
 	}
-	host := &runner.Native{OutDir: *outDir}
+	host := newHost(*outDir)
 	spec := &jobs.Spec{Kind: jobs.KindDecisions, Server: *server, Token: *token, Concurrency: *conc, Timeout: *timeout,
 		Hidden: *hidden, Save: *outDir != ""}
-	if spec.RecordFiles, err = files(host, "--records", recFiles...); err != nil {
+	if spec.RecordFiles, err = recordsInput(host, recFiles); err != nil {
 		return err
 	}
 	if *refDir != "" {
@@ -102,4 +105,25 @@ func printDecide(w io.Writer, res *report.Decisions) {
 	}
 	printFindings(w, res.Findings)
 	fmt.Fprintf(w, "\nverdict: %s\n", res.Verdict.Label())
+}
+
+// recordsInput is --records: local files, or one file by URL or on the Hub.
+func recordsInput(host *runner.Native, vals []string) (*jobs.Input, error) {
+	remote := 0
+	for _, v := range vals {
+		if strings.Contains(v, "://") {
+			remote++
+		}
+	}
+	switch {
+	case remote == 0:
+		return files(host, "--records", vals...)
+	case len(vals) > 1:
+		return nil, &UsageError{Msg: "--records: give one URL, or local files"}
+	}
+	in, err := host.FileSource(vals[0])
+	if err != nil {
+		return nil, &UsageError{Msg: "--records: " + err.Error()}
+	}
+	return in, nil
 }

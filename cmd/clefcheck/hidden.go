@@ -8,7 +8,6 @@ import (
 
 	"github.com/kvit-s/clefcheck/wasm/jobs"
 	"github.com/kvit-s/clefcheck/wasm/report"
-	"github.com/kvit-s/clefcheck/wasm/runner"
 )
 
 // HiddenCommand compares a server's hidden states with the references.
@@ -41,7 +40,7 @@ func (c *HiddenCommand) Run(ctx context.Context, args []string) error {
 	if len(pos) != 2 {
 		return &UsageError{Msg: "give REF and CAND folders"}
 	}
-	host := &runner.Native{}
+	host := newHost("")
 	spec := &jobs.Spec{Kind: jobs.KindHidden, Tol: &report.HiddenTol{MinCosine: *minCos, MaxRelL2: *maxRel}}
 	if spec.Ref, err = input(host, "REF", pos[0]); err != nil {
 		return err

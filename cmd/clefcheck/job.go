@@ -31,6 +31,12 @@ func runJob(ctx context.Context, spec *jobs.Spec, host *runner.Native, stderr io
 	})
 }
 
+// newHost is the native host: Hub sources at HF_ENDPOINT (as
+// huggingface_hub reads it) with HF_TOKEN, written files under outDir.
+func newHost(outDir string) *runner.Native {
+	return &runner.Native{OutDir: outDir, Endpoint: os.Getenv("HF_ENDPOINT"), Token: os.Getenv("HF_TOKEN")}
+}
+
 // input attaches a command-line source (a folder or URL) for flag (or
 // argument) what; a missing or unreadable one is a usage error.
 func input(host *runner.Native, what, s string) (*jobs.Input, error) {

@@ -35,6 +35,7 @@ var commands = map[string]func() Command{
 	"decide":    func() Command { return &DecideCommand{stdout: os.Stdout, stderr: os.Stderr} },
 	"decisiond": func() Command { return &DecisiondCommand{stdout: os.Stdout, stderr: os.Stderr} },
 	"proxy":     func() Command { return &ProxyCommand{stdout: os.Stdout, stderr: os.Stderr} },
+	"badge":     func() Command { return &BadgeCommand{stdout: os.Stdout} },
 }
 
 // UsageError is a mistake in how the command was called (exit 2).

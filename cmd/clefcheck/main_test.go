@@ -33,6 +33,7 @@ func cli(t *testing.T, args ...string) (int, string, string) {
 	commands["decide"] = func() Command { return &DecideCommand{stdout: &out, stderr: &errb} }
 	commands["hidden"] = func() Command { return &HiddenCommand{stdout: &out, stderr: &errb} }
 	commands["answers"] = func() Command { return &AnswersCommand{stdout: &out, stderr: &errb} }
+	commands["badge"] = func() Command { return &BadgeCommand{stdout: &out} }
 	code := run(context.Background(), args, &out, &errb)
 	return code, out.String(), errb.String()
 }

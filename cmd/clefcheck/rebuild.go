@@ -8,7 +8,6 @@ import (
 
 	"github.com/kvit-s/clefcheck/wasm/jobs"
 	"github.com/kvit-s/clefcheck/wasm/report"
-	"github.com/kvit-s/clefcheck/wasm/runner"
 )
 
 // RebuildCommand checks base + s·B·A against the tuned checkpoint.
@@ -49,7 +48,7 @@ func (c *RebuildCommand) Run(ctx context.Context, args []string) error {
 	if len(pos) != 1 || *baseFlag == "" || *tunedFlag == "" {
 		return &UsageError{Msg: "need --base DIR, --tuned DIR and one ADAPTER directory"}
 	}
-	host := &runner.Native{}
+	host := newHost("")
 	spec := &jobs.Spec{Kind: jobs.KindRebuild, Workers: *workers, Label: *baseFlag + " and " + *tunedFlag}
 	if spec.Adapter, err = input(host, "ADAPTER", pos[0]); err != nil {
 		return err

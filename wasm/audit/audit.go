@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"path"
 	"time"
@@ -74,8 +75,8 @@ func Run(ctx context.Context, fsys fs.FS, dir string, opt Options) (*Result, err
 	start := time.Now()
 	a, ok := prepare(fsys, dir, opt)
 	defer func() { a.res.Summary.Seconds = time.Since(start).Seconds() }()
-	if a.stop != nil {
-		return nil, a.stop
+	if a.fatal != nil { // nothing there, or no way to read it: no verdict about the artifact
+		return nil, a.fatal
 	}
 	if !ok {
 		return a.finish(), nil
@@ -108,19 +109,11 @@ func prepare(fsys fs.FS, dir string, opt Options) (a *auditor, ok bool) {
 	a.res.Summary.Kernel = kernelSummary(opt.Mode)
 	a.loadConfig(fsys, dir)
 	a.yield()
-	if a.stop != nil {
-		return a, false
-	}
 	ck, err := safetensors.OpenCheckpoint(fsys, dir, "adapter_model")
 	a.yield()
-	if err != nil && couldNot(err) {
-		a.stop = err
-		return a, false
-	}
-	if err != nil && errors.Is(a.cfgErr, report.ErrMissing) && errors.Is(err, fs.ErrNotExist) {
-		// Neither the configuration nor the weights at a URL: it names
-		// nothing (a wrong URL or revision), not an adapter lacking files.
-		a.stop = a.cfgErr
+	if err != nil && (findings.CouldNot(err) || (a.noConfig && errors.Is(err, safetensors.ErrNoCheckpoint))) {
+		// Neither a config nor a checkpoint: nothing here to audit.
+		a.fatal = err
 		return a, false
 	}
 	if err != nil {
@@ -143,18 +136,18 @@ func prepare(fsys fs.FS, dir string, opt Options) (a *auditor, ok bool) {
 }
 
 type auditor struct {
-	// stop is why the audit could not be done (nil: it could): the input
-	// is unreachable, refused or names nothing. Run returns it.
-	stop   error
-	cfgErr error                 // why adapter_config.json could not be read
-	keys   map[*Matrix][2]string // the pairs' tensor names (A, B)
-	opt    Options
-	c      report.Collector
-	res    *Result
-	cfg    *peft.Config
-	ck     *safetensors.Checkpoint
-	rep    *extraction.Report
-	byName map[string]*Matrix
+	keys map[*Matrix][2]string // the pairs' tensor names (A, B)
+	opt  Options
+	c    report.Collector
+	res  *Result
+	// fatal: the audit could not be done at all (nothing there, or no way
+	// to read it); Run returns it and gives no verdict about the artifact.
+	fatal    error
+	noConfig bool // adapter_config.json is not there
+	cfg      *peft.Config
+	ck       *safetensors.Checkpoint
+	rep      *extraction.Report
+	byName   map[string]*Matrix
 }
 
 // yield lets the page breathe (Options.Yield) in long single-threaded work.
@@ -165,6 +158,34 @@ func (a *auditor) yield() {
 }
 
 func (a *auditor) finish() *Result {
+	a.c.Findings = capFindings(a.c.Findings)
 	a.res.Outcome = a.c.Outcome()
 	return a.res
+}
+
+// MaxFindingsPerCode bounds the findings of one code and severity an audit
+// lists (a hostile header can make one per tensor); the rest are counted
+// in one more finding of that code.
+const MaxFindingsPerCode = 1000
+
+func capFindings(fs []report.Finding) []report.Finding {
+	type key struct {
+		c report.Code
+		s report.Severity
+	}
+	n := map[key]int{}
+	out := fs[:0]
+	for _, f := range fs {
+		k := key{f.Code, f.Severity}
+		if n[k]++; n[k] <= MaxFindingsPerCode {
+			out = append(out, f)
+		}
+	}
+	for k, c := range n {
+		if c > MaxFindingsPerCode {
+			out = append(out, report.Finding{Code: k.c, Severity: k.s, Subject: "adapter_model", Measured: c,
+				Message: fmt.Sprintf("%d more findings of this code are not listed (audit.MaxFindingsPerCode = %d)", c-MaxFindingsPerCode, MaxFindingsPerCode)})
+		}
+	}
+	return out
 }

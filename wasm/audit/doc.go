@@ -32,6 +32,22 @@
 // Summary.Kernel names the kernels the mode computed with, as package
 // kernels has them active ("scan go", "probes wasm-simd, grams go", "avx2").
 //
+// # Bounds
+//
+// Nothing checked is not a pass: an adapter with no LoRA pair fails
+// (pair.missing), in every mode, and so does a pair with a factor that
+// has no elements (shape.mismatch; its r × r Grams would be justified by
+// no byte of the file). The exact route takes a pair only when
+// spectral.GramAllowed does (r ≤ spectral.MaxGramRank, the Grams' memory
+// within what the factors' bytes justify); beyond, the pair's values are
+// scanned and a limit.exceeded finding says its spectrum was not checked.
+// Pairs larger than WholeReadBytes are streamed by chunks of StreamChunk,
+// and the probes decode at most MaxProbeDecode (larger pairs get the
+// streamed Grams). Findings of one code are listed up to MaxListed (extra
+// tensors) or MaxFindingsPerCode, the rest counted. Figures that are not
+// finite (a huge lora_alpha overflowing the spectrum) are −1 with a
+// values.nonfinite finding, never NaN or Inf in the JSON.
+//
 // # Tolerances
 //
 // The factors are bf16: 8 significant bits, a relative rounding step of 2⁻⁸.

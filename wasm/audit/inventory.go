@@ -19,14 +19,19 @@ import (
 	"github.com/kvit-s/clefcheck/wasm/source"
 )
 
+// MaxListed bounds the findings listed one by one for the same kind of
+// tensor (a header may name 100,000 stray tensors); the rest are counted
+// in one more finding.
+const MaxListed = 100
+
 func (a *auditor) loadConfig(fsys fs.FS, dir string) {
 	name := path.Join(dir, "adapter_config.json")
 	cfg, err := peft.ReadConfig(fsys, name)
-	a.cfgErr = err
-	if err != nil && couldNot(err) {
-		a.stop = err
+	if err != nil && findings.CouldNot(err) {
+		a.fatal = err
 		return
 	}
+	a.noConfig = errors.Is(err, fs.ErrNotExist)
 	if errors.Is(err, peft.ErrUnreadable) {
 		a.c.Addf(report.ConfigInvalid, report.Fail, name, nil, nil, "adapter_config.json cannot be read: %v", err)
 		return
@@ -140,20 +145,34 @@ func (a *auditor) inventory() {
 			}
 		case peft.KindEmbedding:
 			extra = append(extra, name)
-			a.c.Addf(report.ExtraTensors, report.Warn, name, t.Shape, nil, "embedding LoRA factor (%s %v): inventoried, not audited as a linear pair", t.DType, t.Shape)
+			if len(extra) <= MaxListed {
+				a.c.Addf(report.ExtraTensors, report.Warn, name, t.Shape, nil, "embedding LoRA factor (%s %v): inventoried, not audited as a linear pair", t.DType, t.Shape)
+			}
 		default:
 			extra = append(extra, name)
-			a.c.Addf(report.ExtraTensors, report.Warn, name, t.Shape, nil, "not a LoRA factor (%s %v): a full copy of a module (modules_to_save) replaces the base weight outright", t.DType, t.Shape)
+			if len(extra) <= MaxListed {
+				a.c.Addf(report.ExtraTensors, report.Warn, name, t.Shape, nil, "not a LoRA factor (%s %v): a full copy of a module (modules_to_save) replaces the base weight outright", t.DType, t.Shape)
+			}
 		}
 	}
 	s.Extra = len(extra)
+	if len(extra) > MaxListed {
+		a.c.Addf(report.ExtraTensors, report.Warn, "adapter_model", len(extra), nil, "%d more tensors that are not LoRA pairs are not listed one by one (audit.MaxListed = %d)", len(extra)-MaxListed, MaxListed)
+	}
 	if len(adapters) > 1 {
 		var names []string
 		for n := range adapters {
 			names = append(names, fmt.Sprintf("%q", n))
 		}
 		sort.Strings(names)
-		a.c.Addf(report.HeaderInvalid, report.Warn, "adapter_model", names, nil, "tensor keys name several adapters: %s", strings.Join(names, ", "))
+		shown := names
+		if len(shown) > 8 {
+			shown = append(shown[:8:8], fmt.Sprintf("and %d more", len(names)-8))
+		}
+		for i := range shown {
+			shown[i] = report.Clip(shown[i], 80)
+		}
+		a.c.Addf(report.HeaderInvalid, report.Warn, "adapter_model", len(names), nil, "tensor keys name several adapters: %s", strings.Join(shown, ", "))
 	}
 	want, from := a.expected()
 	s.Expectations = from
@@ -226,6 +245,14 @@ func (a *auditor) inventory() {
 				a.c.Addf(report.DtypeUnexpected, report.Fail, t.Name, t.DType, claimDT, "dtype is %s, the claims say %s", t.DType, claimDT)
 			}
 		}
+		if okShape && (h.a.Len() == 0 || h.b.Len() == 0) {
+			// Nothing to check is not a pass: a factor with a zero
+			// dimension holds no values, and its r × r Grams would be
+			// justified by no byte of the file.
+			a.c.Addf(report.ShapeMismatch, report.Fail, mod, fmt.Sprintf("A %v, B %v", h.a.Shape, h.b.Shape), "factors with elements",
+				"a factor has no elements (lora_A %v, lora_B %v): the pair holds nothing to check", h.a.Shape, h.b.Shape)
+			m.Skipped = "empty"
+		}
 		if !okShape && m.Skipped == "" {
 			m.Skipped = "shape"
 		}
@@ -248,6 +275,14 @@ func (a *auditor) inventory() {
 		a.res.Matrices = append(a.res.Matrices, m)
 	}
 	s.Pairs = len(a.res.Matrices)
+	if s.Pairs == 0 {
+		// An adapter with nothing to check never passes, whatever the mode.
+		what := "the adapter has no tensors"
+		if s.Tensors > 0 {
+			what = fmt.Sprintf("none of the adapter's %d tensors form a LoRA pair", s.Tensors)
+		}
+		a.c.Addf(report.PairMissing, report.Fail, "adapter_model", 0, "at least one lora_A/lora_B pair", "the adapter has no LoRA pair: %s, so there is nothing to check", what)
+	}
 	for l := range layers {
 		s.Layers = append(s.Layers, l)
 	}

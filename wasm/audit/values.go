@@ -11,7 +11,6 @@ import (
 	"github.com/kvit-s/clefcheck/wasm/dtype"
 	"github.com/kvit-s/clefcheck/wasm/progress"
 	"github.com/kvit-s/clefcheck/wasm/report"
-	"github.com/kvit-s/clefcheck/wasm/safetensors"
 	"github.com/kvit-s/clefcheck/wasm/spectral"
 )
 
@@ -100,37 +99,68 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 	var c report.Collector
 	ta, ra, _ := a.ck.Tensor(a.keys[m][0])
 	tb, rb, _ := a.ck.Tensor(a.keys[m][1])
-	var err error
-	if st.bufA, err = ra.ReadTensor(ta.Name, st.bufA); err != nil {
-		m.Skipped = "unreadable"
-		return findings.Of(err, ta.Name)
+	sa := streamer{rd: ra, t: ta, buf: &st.bufA, add: meter.Add}
+	sb := streamer{rd: rb, t: tb, buf: &st.bufB, add: meter.Add}
+	// Small pairs are read whole (one read per factor), large ones streamed.
+	whole := ta.Bytes()+tb.Bytes() <= WholeReadBytes
+	if whole {
+		var err error
+		if st.bufA, err = sa.read(0, ta.Bytes()); err != nil {
+			m.Skipped = "unreadable"
+			return findings.Of(err, ta.Name)
+		}
+		if st.bufB, err = sb.read(0, tb.Bytes()); err != nil {
+			m.Skipped = "unreadable"
+			return findings.Of(err, tb.Name)
+		}
 	}
-	meter.Add(ta.Bytes())
-	if st.bufB, err = rb.ReadTensor(tb.Name, st.bufB); err != nil {
-		m.Skipped = "unreadable"
-		return findings.Of(err, tb.Name)
-	}
-	meter.Add(tb.Bytes())
 	r := m.Rank
 	var nfA, nfB int
 	var ssA, ssB float64
-	if a.opt.Mode == report.ModeRandomized {
-		if done, fs := a.probePair(st, m, ta, tb); done {
+	if a.opt.Mode == report.ModeRandomized && 4*(int64(r)*int64(m.In)+int64(m.Out)*int64(r)) <= MaxProbeDecode {
+		done, fs, err := a.probePair(st, m, sa, sb, whole)
+		if err != nil {
+			m.Skipped = "unreadable"
+			return findings.Of(err, m.Module)
+		}
+		if done {
 			return fs
 		}
 	}
-	if a.opt.Mode == report.ModeQuick {
+	// The exact route's buffers must be justified by the factors' bytes.
+	var limit error
+	if a.opt.Mode != report.ModeQuick {
+		limit = spectral.GramAllowed(r, ta.Bytes()+tb.Bytes())
+	}
+	var err error
+	switch {
+	case (a.opt.Mode == report.ModeQuick || limit != nil) && whole:
 		nfA, ssA = dtype.Scan(ta.DType, st.bufA, &st.row)
 		nfB, ssB = dtype.Scan(tb.DType, st.bufB, &st.row)
-	} else {
+	case a.opt.Mode == report.ModeQuick || limit != nil:
+		if nfA, ssA, err = sa.scan(&st.row); err == nil {
+			nfB, ssB, err = sb.scan(&st.row)
+		}
+	default:
 		if st.ga == nil || st.ga.N != r {
 			st.ga, st.gb = spectral.NewGram(r), spectral.NewGram(r)
 		} else {
 			st.ga.Reset()
 			st.gb.Reset()
 		}
-		nfA, ssA = st.ga.FeedColumns(ta.DType, st.bufA, r, m.In, &st.row, a.opt.Yield)
-		nfB, ssB = st.gb.FeedRows(tb.DType, st.bufB, m.Out, r, a.opt.Yield)
+		if whole {
+			nfA, ssA = st.ga.FeedColumns(ta.DType, st.bufA, r, m.In, &st.row, a.opt.Yield)
+			nfB, ssB = st.gb.FeedRows(tb.DType, st.bufB, m.Out, r, a.opt.Yield)
+		} else if nfA, ssA, err = sa.feedColumns(st.ga, r, m.In, &st.row, a.opt.Yield); err == nil {
+			nfB, ssB, err = sb.feedRows(st.gb, m.Out, r, a.opt.Yield)
+		}
+	}
+	if !whole && cap(st.bufA) > StreamChunk {
+		st.bufA, st.bufB = nil, nil // a worker keeps no more than a chunk
+	}
+	if err != nil {
+		m.Skipped = "unreadable"
+		return findings.Of(err, m.Module)
 	}
 	m.NormA, m.NormB, m.Nonfinite = math.Sqrt(ssA), math.Sqrt(ssB), nfA+nfB
 	if nfA > 0 {
@@ -138,6 +168,11 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 	}
 	if nfB > 0 {
 		c.Addf(report.ValuesNonfinite, report.Fail, tb.Name, nfB, 0, "%d NaN or infinite values in lora_B", nfB)
+	}
+	if limit != nil && a.opt.Mode != report.ModeQuick {
+		c.Addf(report.LimitExceeded, report.Fail, m.Module, r, spectral.MaxGramRank,
+			"singular values and SVD form not checked (values scanned, norms taken): %v", limit)
+		return c.Findings
 	}
 	if a.opt.Mode == report.ModeQuick || m.Nonfinite > 0 {
 		return c.Findings
@@ -149,26 +184,53 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 		c.Addf(report.RankDeficient, report.Fail, m.Module, nil, nil, "spectrum not computed: %v", err)
 		return c.Findings
 	}
+	form := spectral.FormOf(ga, gb).Deviation()
+	a.setSpectrum(&c, m, sigma, form, nil)
+	if form > a.opt.Tol.Form {
+		c.Addf(report.FactorForm, report.Warn, m.Module, fin(form), a.opt.Tol.Form, "A·Aᵀ and Bᵀ·B are not one diagonal matrix (deviation %.3g > %.3g): the factors are not A = √S·Vᵀ, B = U·√S", form, a.opt.Tol.Form)
+	}
+	return c.Findings
+}
+
+// setSpectrum sets a pair's spectrum figures and judges its rank. Figures
+// that are not finite in float64 (a huge scaling, overflowing factors) are
+// kept out of the JSON (−1, as report.Fin) and said so.
+func (a *auditor) setSpectrum(c *report.Collector, m *Matrix, sigma []float64, form float64, bound *float64) {
+	bad := 0
+	for i, x := range sigma {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			sigma[i] = -1
+			bad++
+		}
+	}
 	m.Sigma = sigma
 	m.Fro = spectral.FroFromSigma(sigma)
-	m.NumRank = spectral.NumericalRank(sigma, m.Out, m.In)
-	form := spectral.FormOf(ga, gb).Deviation()
-	m.FormDev = &form
+	if bad > 0 || math.IsInf(m.Fro, 0) {
+		c.Addf(report.ValuesNonfinite, report.Fail, m.Module, bad, 0, "the spectrum of s·B·A is not finite in float64 (scaling %.3g, ‖A‖_F %.3g, ‖B‖_F %.3g): %d singular values overflow", m.Scaling, fin(m.NormA), fin(m.NormB), bad)
+		m.Fro = -1
+		m.NumRank = 0
+	} else {
+		m.NumRank = spectral.NumericalRank(sigma, m.Out, m.In)
+	}
+	f := fin(form)
+	m.FormDev = &f
+	if bound != nil {
+		b := fin(*bound)
+		m.SigmaBound = &b
+	}
+	r := m.Rank
+	tol := spectral.RankTolerance(sigma, m.Out, m.In)
 	if m.Large && m.NumRank < r {
-		c.Addf(report.RankDeficient, report.Fail, m.Module, m.NumRank, r, "numerical rank %d < r = %d (σ below %.3g counted as zero)", m.NumRank, r, spectral.RankTolerance(sigma, m.Out, m.In))
+		c.Addf(report.RankDeficient, report.Fail, m.Module, m.NumRank, r, "numerical rank %d < r = %d (σ below %.3g counted as zero)", m.NumRank, r, tol)
 	} else if !m.Large && m.NumRank < min(m.Out, m.In, r) {
 		c.Addf(report.RankDeficient, report.Info, m.Module, m.NumRank, min(m.Out, m.In, r), "numerical rank %d, below the %d its smaller side allows (info: the matrix is not larger than r in both dimensions)", m.NumRank, min(m.Out, m.In, r))
 	}
-	if form > a.opt.Tol.Form {
-		c.Addf(report.FactorForm, report.Warn, m.Module, form, a.opt.Tol.Form, "A·Aᵀ and Bᵀ·B are not one diagonal matrix (deviation %.3g > %.3g): the factors are not A = √S·Vᵀ, B = U·√S", form, a.opt.Tol.Form)
-	}
-	return c.Findings
 }
 
 // probePair runs the randomized check; it returns done when the probes
 // established the form (the pair's figures are then set), or when values
 // were not finite.
-func (a *auditor) probePair(st *pairState, m *Matrix, ta, tb safetensors.TensorInfo) (bool, []report.Finding) {
+func (a *auditor) probePair(st *pairState, m *Matrix, sa, sb streamer, whole bool) (bool, []report.Finding, error) {
 	var c report.Collector
 	r := m.Rank
 	if cap(st.fa) < r*m.In {
@@ -178,10 +240,21 @@ func (a *auditor) probePair(st *pairState, m *Matrix, ta, tb safetensors.TensorI
 		st.fb = make([]float32, m.Out*r)
 	}
 	fa, fb := st.fa[:r*m.In], st.fb[:m.Out*r]
-	nfA, _ := dtype.Decode32(ta.DType, st.bufA, fa)
-	nfB, _ := dtype.Decode32(tb.DType, st.bufB, fb)
+	var nfA, nfB int
+	if whole {
+		nfA, _ = dtype.Decode32(sa.t.DType, st.bufA, fa)
+		nfB, _ = dtype.Decode32(sb.t.DType, st.bufB, fb)
+	} else {
+		var err error
+		if nfA, err = sa.decode(fa); err != nil {
+			return false, nil, err
+		}
+		if nfB, err = sb.decode(fb); err != nil {
+			return false, nil, err
+		}
+	}
 	if nfA+nfB > 0 {
-		return false, nil // the exact path reports them
+		return false, nil, nil // the exact path reports them
 	}
 	seed := uint64(0)
 	for _, ch := range m.Module {
@@ -189,21 +262,12 @@ func (a *auditor) probePair(st *pairState, m *Matrix, ta, tb safetensors.TensorI
 	}
 	p := spectral.Probe(fa, fb, r, m.In, m.Out, m.Scaling, a.opt.Probes, seed, a.opt.Yield)
 	if !p.Accepts(a.opt.Tol.Form) {
-		return false, nil
+		return false, nil, nil
 	}
 	m.NormA, m.NormB = p.NormA, p.NormB
-	m.Sigma, m.Method = p.Sigma, "probes"
-	m.Fro = spectral.FroFromSigma(p.Sigma)
-	m.NumRank = spectral.NumericalRank(p.Sigma, m.Out, m.In)
-	dev := max(p.BoundA, p.BoundB, p.Diag)
-	bound := p.SigmaBound
-	m.FormDev, m.SigmaBound = &dev, &bound
-	if m.Large && m.NumRank < r {
-		c.Addf(report.RankDeficient, report.Fail, m.Module, m.NumRank, r, "numerical rank %d < r = %d (σ below %.3g counted as zero)", m.NumRank, r, spectral.RankTolerance(p.Sigma, m.Out, m.In))
-	} else if !m.Large && m.NumRank < min(m.Out, m.In, r) {
-		c.Addf(report.RankDeficient, report.Info, m.Module, m.NumRank, min(m.Out, m.In, r), "numerical rank %d, below the %d its smaller side allows (info: the matrix is not larger than r in both dimensions)", m.NumRank, min(m.Out, m.In, r))
-	}
-	return true, c.Findings
+	m.Method = "probes"
+	a.setSpectrum(&c, m, p.Sigma, max(p.BoundA, p.BoundB, p.Diag), &p.SigmaBound)
+	return true, c.Findings, nil
 }
 
 func (a *auditor) aggregateRank() {

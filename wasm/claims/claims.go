@@ -165,6 +165,33 @@ func (p *Profile) Check() []report.Finding {
 	return fs
 }
 
+// Bounds of a profile's figures: its pairs (layers × modules) are made in
+// memory, and its counts must not overflow int64.
+const (
+	MaxRank    = 1 << 16
+	MaxLayers  = 4096
+	MaxModules = 256
+	MaxDim     = 1 << 24
+	// MaxPairs bounds the pairs a profile calls for (safetensors reads
+	// at most 100,000 tensors, i.e. 50,000 pairs).
+	MaxPairs = 50_000
+)
+
+// countPairs is len(p.Pairs()) without making them.
+func (p *Profile) countPairs() int {
+	n := 0
+	for l := p.FirstLayer; l <= p.LastLayer; l++ {
+		for _, m := range p.Modules {
+			full := p.IsFull(l)
+			if (m.Layers == "full" && !full) || (m.Layers == "linear" && full) {
+				continue
+			}
+			n++
+		}
+	}
+	return n
+}
+
 // MaxSize bounds a claims profile (the built-in ones are 2 KB): every way a
 // profile arrives (a file, JSON in a job, a pool worker's spec) is held to it.
 const MaxSize = 1 << 20
@@ -190,13 +217,25 @@ func Parse(data []byte) (*Profile, error) {
 	if err := dec.Decode(&p); err != nil {
 		return nil, fmt.Errorf("claims: %w", err)
 	}
+	name := report.Clip(p.Name, 80)
 	if p.Rank <= 0 || len(p.Modules) == 0 || p.LastLayer < p.FirstLayer {
-		return nil, fmt.Errorf("claims %q: needs a positive rank, a module table and a layer range", p.Name)
+		return nil, fmt.Errorf("claims %q: needs a positive rank, a module table and a layer range", name)
+	}
+	// The module table and the layer range make every expected pair: a
+	// profile must not be able to ask for billions of them.
+	if p.Rank > MaxRank || p.FirstLayer < 0 || int64(p.LastLayer)-int64(p.FirstLayer) >= MaxLayers || len(p.Modules) > MaxModules {
+		return nil, fmt.Errorf("claims %q: r ≤ %d, layers 0 ≤ first ≤ last within %d layers and at most %d modules, please (claims.MaxRank, MaxLayers, MaxModules)", name, MaxRank, MaxLayers, MaxModules)
 	}
 	for _, m := range p.Modules {
 		if m.Out <= 0 || m.In <= 0 || (m.Layers != "all" && m.Layers != "full" && m.Layers != "linear") {
-			return nil, fmt.Errorf("claims %q: module %q needs out, in > 0 and layers all|full|linear", p.Name, m.Name)
+			return nil, fmt.Errorf("claims %q: module %q needs out, in > 0 and layers all|full|linear", name, report.Clip(m.Name, 80))
 		}
+		if m.Out > MaxDim || m.In > MaxDim {
+			return nil, fmt.Errorf("claims %q: module %q: out and in must be at most %d (claims.MaxDim)", name, report.Clip(m.Name, 80), MaxDim)
+		}
+	}
+	if n := p.countPairs(); n > MaxPairs {
+		return nil, fmt.Errorf("claims %q: the module table and layer range call for %d pairs, more than %d (claims.MaxPairs)", name, n, MaxPairs)
 	}
 	if p.DType == "" {
 		p.DType = "BF16"

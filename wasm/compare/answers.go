@@ -1,11 +1,14 @@
 package compare
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"math"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/kvit-s/clefcheck/wasm/refs"
 	"github.com/kvit-s/clefcheck/wasm/report"
@@ -48,15 +51,30 @@ func Answers(ref, cand map[string]*refs.Answer, known map[string]string) *Answer
 			c.Addf(report.AnswerMismatch, report.Fail, id, nil, r.Choice, "no candidate answer for this record")
 		case !slices.Equal(r.Options, a.Options):
 			st.Status = "options"
-			c.Addf(report.AnswerMismatch, report.Fail, id, a.Options, r.Options, "options differ: %v, the reference has %v", a.Options, r.Options)
+			c.Addf(report.AnswerMismatch, report.Fail, id, len(a.Options), len(r.Options), "options differ: %s, the reference has %s", clipList(a.Options), clipList(r.Options))
+		case len(a.Logits) != len(r.Logits) || len(a.Probs) != len(r.Probs):
+			st.Status = "options"
+			c.Addf(report.AnswerMismatch, report.Fail, id, len(a.Logits), len(r.Logits), "%d logits and %d probabilities for %d options", len(a.Logits), len(a.Probs), len(r.Options))
 		default:
 			res.Summary.Answered++
 			st.Cand = a.Choice
 			st.Agree = a.Choice == r.Choice
+			if err := refs.CheckDistribution(a.Probs); err != nil {
+				c.Addf(report.AnswerMismatch, report.Fail, id, sum(a.Probs), 1.0, "the candidate's probabilities are not a distribution: %v", err)
+			}
+			if err := refs.CheckDistribution(r.Probs); err != nil {
+				c.Addf(report.AnswerMismatch, report.Fail, id, sum(r.Probs), 1.0, "the reference's probabilities are not a distribution (read references with refs.ReadReferenceAnswers): %v", err)
+			}
 			for i := range r.Logits {
 				st.MaxDLogit = math.Max(st.MaxDLogit, math.Abs(a.Logits[i]-r.Logits[i]))
 			}
 			st.KL = kl(r.Probs, a.Probs)
+			if !finite(st.MaxDLogit) || !finite(st.KL) {
+				// ±1.7e308 logits differ by more than float64 holds; JSON has
+				// no infinity, so the figure is the largest float64.
+				c.Addf(report.AnswerMismatch, report.Fail, id, nil, nil, "the logits' difference (or the KL divergence) is not finite in float64: the candidate's logits or probabilities are out of range")
+				st.MaxDLogit, st.KL = finiteOr(st.MaxDLogit), finiteOr(st.KL)
+			}
 			klSum += st.KL
 			res.Summary.MaxDLogit = math.Max(res.Summary.MaxDLogit, st.MaxDLogit)
 			if st.Known != "" && a.Choice == st.Known {
@@ -66,13 +84,13 @@ func Answers(ref, cand map[string]*refs.Answer, known map[string]string) *Answer
 				res.Summary.Agree++
 			} else {
 				st.Status = "disagree"
-				c.Addf(report.AnswerMismatch, report.Fail, id, a.Choice, r.Choice, "chose %s, the reference chose %s (max |Δlogit| %.3g)", a.Choice, r.Choice, st.MaxDLogit)
+				c.Addf(report.AnswerMismatch, report.Fail, id, report.Clip(a.Choice, 80), report.Clip(r.Choice, 80), "chose %s, the reference chose %s (max |Δlogit| %.3g)", report.Clip(a.Choice, 80), report.Clip(r.Choice, 80), st.MaxDLogit)
 			}
 		}
 		res.Records = append(res.Records, st)
 	}
 	if res.Summary.Answered > 0 {
-		res.Summary.MeanKL = klSum / float64(res.Summary.Answered)
+		res.Summary.MeanKL = finiteOr(klSum / float64(res.Summary.Answered))
 	}
 	for id := range cand {
 		if ref[id] == nil {
@@ -81,6 +99,25 @@ func Answers(ref, cand map[string]*refs.Answer, known map[string]string) *Answer
 	}
 	res.Outcome = c.Outcome()
 	return res
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// finiteOr is x, or the largest float64 when x is not finite (JSON has no
+// infinity; a NaN figure means "as bad as it gets" here too).
+func finiteOr(x float64) float64 {
+	if finite(x) {
+		return x
+	}
+	return math.MaxFloat64
+}
+
+func sum(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return finiteOr(s)
 }
 
 // kl is KL(p ‖ q) in nats, with q floored at 1e-12.
@@ -98,20 +135,24 @@ func kl(p, q []float64) float64 {
 func ReadRecords(fsys fs.FS, names ...string) ([]refs.Record, error) {
 	var out []refs.Record
 	seen := map[string]bool{}
+	budget := refs.NewBudget() // the files of one batch share the limits
 	for _, name := range names {
 		f, err := fsys.Open(name)
 		if err != nil {
 			return nil, &report.Error{Code: report.FileUnreadable, Subject: name, Msg: err.Error()}
 		}
-		err = refs.ReadJSONL(f, name, func(line int, r *refs.Record) error {
+		err = refs.ReadJSONLBudget(f, name, budget, func(line int, r *refs.Record) error {
 			if r.ID == "" || len(r.Options) == 0 {
 				return fmt.Errorf("a record needs an id and options")
 			}
+			if len(r.Options) > refs.MaxOptions {
+				return &report.Error{Code: report.LimitExceeded, Subject: name, Msg: fmt.Sprintf("record %s has %d options, more than %d (refs.MaxOptions)", report.Clip(r.ID, 80), len(r.Options), refs.MaxOptions)}
+			}
 			if seen[r.ID] {
-				return fmt.Errorf("id %s appears twice", r.ID)
+				return fmt.Errorf("id %s appears twice", report.Clip(r.ID, 80))
 			}
 			if r.Answer != "" && !slices.Contains(r.Options, r.Answer) {
-				return fmt.Errorf("record %s: known answer %q is not one of its options", r.ID, r.Answer)
+				return fmt.Errorf("record %s: known answer %q is not one of its options", report.Clip(r.ID, 80), report.Clip(r.Answer, 60))
 			}
 			seen[r.ID] = true
 			out = append(out, *r)
@@ -119,8 +160,30 @@ func ReadRecords(fsys fs.FS, names ...string) ([]refs.Record, error) {
 		})
 		f.Close()
 		if err != nil {
+			var e *report.Error
+			if errors.As(err, &e) && e.Code == report.LimitExceeded {
+				return nil, e
+			}
 			return nil, &report.Error{Code: report.FileUnreadable, Subject: name, Msg: err.Error()}
 		}
 	}
 	return out, nil
+}
+
+// clipList shows a list from a file, clipped.
+func clipList(xs []string) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, x := range xs {
+		if i == 8 {
+			fmt.Fprintf(&b, " … %d more", len(xs)-8)
+			break
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strconv.Quote(report.Clip(x, 40)))
+	}
+	b.WriteByte(']')
+	return b.String()
 }

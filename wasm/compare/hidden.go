@@ -141,7 +141,12 @@ func (hc *HiddenComparer) Record(id string, r *refs.Hidden, refErr error, cd *re
 		fail("missing", "the candidate has no hidden states for this record")
 	case cd.ID != r.ID:
 		fail("shape", "the candidate file's metadata id is %q", report.Clip(cd.ID, 80))
+	case nonfinite(r) > 0:
+		fail("unreadable", "the reference's hidden states hold %d NaN or infinite values: they cannot judge a candidate", nonfinite(r))
 	default:
+		if n := nonfinite(cd); n > 0 {
+			hc.c.Addf(report.HiddenMismatch, report.Fail, id, n, 0, "the candidate's hidden states hold %d NaN or infinite values (its figures are shown as the worst: cosine −1, errors the largest float64)", n)
+		}
 		compareRecord(&rs, r, cd, hc.tol, fail)
 	}
 	if rs.Status == "ok" || rs.Status == "drift" {
@@ -195,6 +200,37 @@ func (hc *HiddenComparer) Result() *HiddenResult {
 	return res
 }
 
+// consistent reports whether h's shape, layers and data agree (states
+// captured live are not checked by ReadHidden).
+func consistent(h *refs.Hidden) bool {
+	if len(h.Shape) != 2 && len(h.Shape) != 3 {
+		return false
+	}
+	n := 1
+	for _, d := range h.Shape {
+		if d < 0 || (d > 0 && n > math.MaxInt32/d) {
+			return false
+		}
+		n *= d
+	}
+	return n == len(h.Data) && h.Shape[0] == len(h.Layers) && h.H() > 0
+}
+
+// nonfinite counts the NaN and infinite values of h's states (ReadHidden
+// counted them; states captured live are counted here).
+func nonfinite(h *refs.Hidden) int {
+	if h.Nonfinite > 0 {
+		return h.Nonfinite
+	}
+	n := 0
+	for _, v := range h.Data {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			n++
+		}
+	}
+	return n
+}
+
 func worstCos(r RecordStats) float64 {
 	if r.Status != "ok" && r.Status != "drift" {
 		return -2
@@ -213,6 +249,12 @@ func compareRecord(rs *RecordStats, r, cd *refs.Hidden, tol HiddenTol, fail func
 	for i := range r.InputIDs {
 		if r.InputIDs[i] != cd.InputIDs[i] {
 			fail("tokens", "token ids differ at position %d: %d in the reference, %d in the candidate", i, r.InputIDs[i], cd.InputIDs[i])
+			return
+		}
+	}
+	for _, h := range []*refs.Hidden{r, cd} {
+		if !consistent(h) {
+			fail("shape", "hidden states of shape %v hold %d values (and %d layer numbers): not a consistent capture", h.Shape, len(h.Data), len(h.Layers))
 			return
 		}
 	}
@@ -291,8 +333,18 @@ func Stats(ref, cand []float32) LayerStats {
 	} else if dd > 0 {
 		s.NMSE, s.RelL2 = math.MaxFloat64, math.MaxFloat64 // JSON has no infinity
 	}
-	if math.IsNaN(s.Cosine) {
+	if math.IsNaN(s.Cosine) || math.IsInf(s.Cosine, 0) {
 		s.Cosine = -1
+	}
+	// NaN or ±Inf in either vector: JSON has no such numbers, and the
+	// comparison's figures are as bad as they get.
+	for _, p := range []*float64{&s.NMSE, &s.RelL2, &s.MaxAbs} {
+		if math.IsNaN(*p) || math.IsInf(*p, 0) {
+			*p = math.MaxFloat64
+		}
+	}
+	if math.IsNaN(dot) || math.IsInf(dot, 0) || math.IsNaN(rr+cc+dd) || math.IsInf(rr+cc+dd, 0) {
+		s.Cosine, s.NMSE, s.RelL2, s.MaxAbs = -1, math.MaxFloat64, math.MaxFloat64, math.MaxFloat64
 	}
 	return s
 }

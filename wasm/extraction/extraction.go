@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"strconv"
 
 	"github.com/kvit-s/clefcheck/wasm/claims"
 	"github.com/kvit-s/clefcheck/wasm/report"
@@ -14,8 +15,18 @@ import (
 // Format is the format string this package reads and writes.
 const Format = "clef-extraction-report/1"
 
-// MaxSize bounds the report file (186 matrices × 256 values is ~1 MB).
-const MaxSize = 256 << 20
+// Limits on a report (a hostile one once listed a million matrices and
+// took 1.6 GB to read). Exceeding one is a limit.exceeded error naming it.
+const (
+	// MaxSize bounds the report file (186 matrices × 256 values is ~1 MB;
+	// a full model's 1,200 matrices at r = 4096 stay under it).
+	MaxSize = 64 << 20
+	// MaxMatrices bounds the matrices listed (an adapter's pairs are far
+	// fewer; safetensors.MaxTensors bounds the tensors at 100,000).
+	MaxMatrices = 50_000
+	// MaxSingularValues bounds one matrix's singular_values (r values).
+	MaxSingularValues = 1 << 16
+)
 
 // Report is the whole file.
 type Report struct {
@@ -63,35 +74,78 @@ func ParseYield(data []byte, name string, yield func()) (*Report, error) {
 	bad := func(format string, a ...any) error {
 		return &report.Error{Code: report.ReportMismatch, Subject: name, Msg: fmt.Sprintf(format, a...)}
 	}
-	// The matrices are decoded one by one, the rest as usual.
-	type head Report
-	var h struct {
-		head
-		Matrices json.RawMessage `json:"matrices"`
+	limit := func(format string, a ...any) error {
+		return &report.Error{Code: report.LimitExceeded, Subject: name, Msg: fmt.Sprintf(format, a...)}
 	}
-	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&h); err != nil {
-		return nil, bad("not a readable extraction report: %v", err)
+	if len(data) > MaxSize {
+		return nil, limit("the report is %d bytes, more than %d (extraction.MaxSize)", len(data), MaxSize)
 	}
-	r := Report(h.head)
-	if len(h.Matrices) > 0 && string(h.Matrices) != "null" {
-		dec := json.NewDecoder(bytes.NewReader(h.Matrices))
-		if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+	// The top-level object is read key by key and the matrices one by one,
+	// so that none is held twice and their count is checked as they come.
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var r Report
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, bad("not a readable extraction report: not a JSON object")
+	}
+	fields := map[string]any{"format": &r.Format, "base": &r.Base, "tuned": &r.Tuned, "rank": &r.Rank, "dtype": &r.DType,
+		"tensors_compared": &r.TensorsCompared, "tensors_differing": &r.TensorsDiffering}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, bad("not a readable extraction report: %v", err)
+		}
+		key, _ := tok.(string)
+		if seen[key] {
+			return nil, bad("not a readable extraction report: %s appears twice", report.Clip(strconv.Quote(key), 60))
+		}
+		seen[key] = true
+		if key != "matrices" {
+			dst, ok := fields[key]
+			if !ok {
+				dst = new(json.RawMessage) // unknown fields are ignored
+			}
+			if err := dec.Decode(dst); err != nil {
+				return nil, bad("not a readable extraction report: %s: %v", report.Clip(key, 60), err)
+			}
+			continue
+		}
+		tok, err = dec.Token()
+		if err != nil {
+			return nil, bad("not a readable extraction report: %v", err)
+		}
+		if tok == nil {
+			continue // "matrices": null
+		}
+		if tok != json.Delim('[') {
 			return nil, bad("not a readable extraction report: matrices is not an array")
 		}
 		r.Matrices = []Matrix{}
 		for dec.More() {
+			if len(r.Matrices) == MaxMatrices {
+				return nil, limit("the report lists more than %d matrices (extraction.MaxMatrices)", MaxMatrices)
+			}
 			var m Matrix
 			if err := dec.Decode(&m); err != nil {
 				return nil, bad("not a readable extraction report: matrix %d: %v", len(r.Matrices), err)
+			}
+			if len(m.SingularValues) > MaxSingularValues {
+				return nil, limit("matrix %d lists %d singular values, more than %d (extraction.MaxSingularValues)", len(r.Matrices), len(m.SingularValues), MaxSingularValues)
 			}
 			r.Matrices = append(r.Matrices, m)
 			if yield != nil {
 				yield()
 			}
 		}
+		if _, err := dec.Token(); err != nil {
+			return nil, bad("not a readable extraction report: %v", err)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, bad("not a readable extraction report: %v", err)
 	}
 	if r.Format != Format {
-		return nil, bad("format is %q, want %q", r.Format, Format)
+		return nil, bad("format is %s, want %q", report.Clip(strconv.Quote(r.Format), 80), Format)
 	}
 	r.byModule = map[string]int{}
 	for i, m := range r.Matrices {
@@ -99,7 +153,7 @@ func ParseYield(data []byte, name string, yield func()) (*Report, error) {
 			return nil, bad("matrix %d has no module name", i)
 		}
 		if _, dup := r.byModule[m.Module]; dup {
-			return nil, bad("module %s is listed twice", m.Module)
+			return nil, bad("module %s is listed twice", report.Clip(strconv.Quote(m.Module), 120))
 		}
 		r.byModule[m.Module] = i
 	}

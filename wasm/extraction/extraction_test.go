@@ -3,7 +3,12 @@ package extraction
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/kvit-s/clefcheck/wasm/report"
@@ -44,4 +49,58 @@ func TestParseYield(t *testing.T) {
 			t.Errorf("%s: %v", bad, err)
 		}
 	}
+}
+
+// TestHostileHugeReportParse: a million matrices stop at MaxMatrices.
+func TestHostileHugeReportParse(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"format":"` + Format + `","matrices":[`)
+	for i := 0; i < MaxMatrices+10; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"module":"m.%d"}`, i)
+	}
+	b.WriteString(`]}`)
+	_, err := Parse([]byte(b.String()), "r")
+	var e *report.Error
+	if !errors.As(err, &e) || e.Code != report.LimitExceeded {
+		t.Fatalf("%v, want limit.exceeded", err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.json"))
+	for _, p := range files {
+		if data, err := os.ReadFile(p); err == nil {
+			f.Add(data)
+		}
+	}
+	for _, s := range []string{"", "{}", `{"format":"` + Format + `","matrices":null}`, `{"matrices":[{}]}`, `{"matrices":{}}`, `[]`, `{"format":1}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		r, err := Parse(data, "fuzz")
+		runtime.ReadMemStats(&after)
+		if n := after.TotalAlloc - before.TotalAlloc; n > uint64(len(data))*64+1<<20 {
+			t.Fatalf("allocated %d bytes for %d", n, len(data))
+		}
+		if err != nil {
+			var e *report.Error
+			if !errors.As(err, &e) {
+				t.Fatalf("error without a code: %v", err)
+			}
+			return
+		}
+		if r.Format != Format || len(r.Matrices) > MaxMatrices {
+			t.Fatalf("accepted %q with %d matrices", r.Format, len(r.Matrices))
+		}
+		for _, m := range r.Matrices {
+			if _, ok := r.Find(m.Module); !ok || m.Module == "" {
+				t.Fatalf("module %q not found", m.Module)
+			}
+		}
+	})
 }

@@ -26,9 +26,13 @@ const (
 // optional bearer token), or files the host attached under the key Files
 // (the page's File objects: read in place, never copied whole).
 type Input struct {
-	URL   string `json:"url,omitempty"`
-	Token string `json:"token,omitempty"`
-	Files string `json:"files,omitempty"`
+	// URL is an http(s) folder read by range, or a Hub source:
+	// hf://owner/name[@rev][/path] or a Hub page URL (on Endpoint).
+	URL string `json:"url,omitempty"`
+	// Endpoint is the Hub's address for a Hub source ("": huggingface.co).
+	Endpoint string `json:"endpoint,omitempty"`
+	Token    string `json:"token,omitempty"`
+	Files    string `json:"files,omitempty"`
 }
 
 func (in *Input) String() string {
@@ -66,6 +70,10 @@ type Spec struct {
 	// Workers bounds the parallel work of an audit or rebuild (0: all
 	// cores natively, 1 in a browser worker).
 	Workers int `json:"workers,omitempty"`
+	// NoDigest skips computing the SHA-256 of the files an audit reads
+	// (on by default; natively it is nearly free, in the browser it may
+	// read again what the pool workers read out of order).
+	NoDigest bool `json:"no_digest,omitempty"`
 	// sample
 	Module string `json:"module,omitempty"`
 	Row0   int    `json:"row0,omitempty"`

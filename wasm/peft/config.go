@@ -43,6 +43,11 @@ type Pattern[T any] struct {
 	re    *regexp.Regexp
 }
 
+// MaxPatterns bounds the entries of each list or pattern map of the config
+// (each pattern is a compiled regular expression, matched against every
+// module): a large model's rank_pattern lists a few thousand modules.
+const MaxPatterns = 8192
+
 var known = map[string]bool{
 	"peft_type": true, "base_model_name_or_path": true, "r": true, "lora_alpha": true,
 	"use_rslora": true, "rank_pattern": true, "alpha_pattern": true, "target_modules": true,
@@ -103,7 +108,7 @@ func ParseConfig(data []byte) (*Config, error) {
 	if alpha != "" {
 		a, err := alpha.Float64()
 		if err != nil {
-			return nil, bad("lora_alpha: %s is not a number", alpha)
+			return nil, bad("lora_alpha: %s is not a number", trunc(string(alpha), 40))
 		}
 		c.Alpha = a
 	}
@@ -145,6 +150,10 @@ func ParseConfig(data []byte) (*Config, error) {
 			return nil, bad("layers_pattern: %s is neither a string nor a list", trunc(string(v), 60))
 		}
 	}
+	if len(rankPat) > MaxPatterns || len(alphaPat) > MaxPatterns || len(c.TargetList) > MaxPatterns || len(c.Layers) > MaxPatterns || len(c.LayersPattern) > MaxPatterns {
+		return nil, &report.Error{Code: report.LimitExceeded, Subject: "adapter_config.json", Err: ErrInvalid,
+			Msg: fmt.Sprintf("rank_pattern, alpha_pattern, target_modules, layers_to_transform and layers_pattern may hold at most %d entries each (peft.MaxPatterns)", MaxPatterns)}
+	}
 	var err error
 	if c.RankPattern, err = compilePatterns(raw["rank_pattern"], rankPat); err != nil {
 		return nil, bad("rank_pattern: %v", err)
@@ -154,7 +163,7 @@ func ParseConfig(data []byte) (*Config, error) {
 	}
 	for _, p := range c.RankPattern {
 		if p.Value <= 0 {
-			return nil, bad("rank_pattern %q: rank %d must be positive", p.Key, p.Value)
+			return nil, bad("rank_pattern %q: rank %d must be positive", trunc(p.Key, 80), p.Value)
 		}
 	}
 	for k := range raw {

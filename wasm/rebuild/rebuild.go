@@ -8,6 +8,7 @@ import (
 	"math"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 
 	"gonum.org/v1/gonum/blas"
@@ -294,6 +295,16 @@ func rebuildOne(j *job, ad, base, tuned *safetensors.Checkpoint, block int, mete
 		}
 	}
 	m.Out, m.In, m.Large = out, in, out > r && in > r
+	if r == 0 || out == 0 || in == 0 {
+		c.Addf(report.ShapeMismatch, report.Fail, m.Module, []int{out, in, r}, nil, "nothing to rebuild: lora_A %v, lora_B %v have no elements", ta.Shape, tb.Shape)
+		m.Out = 0
+		return c.Findings
+	}
+	if dec := 4 * (int64(r)*int64(in) + int64(out)*int64(r)); dec > MaxFactorBytes {
+		c.Addf(report.LimitExceeded, report.Fail, m.Module, dec, int64(MaxFactorBytes), "not rebuilt: the factors take %d MB decoded, more than the %d MB a worker holds (rebuild.MaxFactorBytes)", dec>>20, MaxFactorBytes>>20)
+		m.Out = 0
+		return c.Findings
+	}
 	a, err := decodeAll(ra, ta)
 	if err != nil {
 		return findings.Of(err, ta.Name)
@@ -303,9 +314,12 @@ func rebuildOne(j *job, ad, base, tuned *safetensors.Checkpoint, block int, mete
 		return findings.Of(err, tb.Name)
 	}
 	var res2, noise2, tuned2, delta2 float64
-	prod := make([]float32, block*in)
-	wblk := make([]float32, block*in)
-	tblk := make([]float32, block*in)
+	// Row blocks of the weight: never more rows than it has (its bytes,
+	// read block by block, justify them).
+	rows := min(block, out)
+	prod := make([]float32, rows*in)
+	wblk := make([]float32, rows*in)
+	tblk := make([]float32, rows*in)
 	var raw []byte
 	A := blas32.General{Rows: r, Cols: in, Stride: in, Data: a}
 	for i0 := 0; i0 < out; i0 += block {
@@ -338,17 +352,48 @@ func rebuildOne(j *job, ad, base, tuned *safetensors.Checkpoint, block int, mete
 	if tuned2 > 0 {
 		m.RebuiltRelError = m.ResidualFro / math.Sqrt(tuned2)
 	}
+	finiteFigures(&c, m, j.s)
 	return c.Findings
 }
 
-func decodeAll(r *safetensors.Reader, t safetensors.TensorInfo) ([]float32, error) {
-	raw, err := r.ReadTensor(t.Name, nil)
-	if err != nil {
-		return nil, err
+// MaxFactorBytes bounds a pair's factors decoded as float32, which a
+// rebuild worker holds whole (Clef's largest pair takes 36 MB).
+const MaxFactorBytes = 256 << 20
+
+// finiteFigures keeps NaN and ±Inf out of a module's figures (JSON has no
+// such numbers): each becomes −1, as report.Fin does, and a failing
+// values.nonfinite finding says which were not finite.
+func finiteFigures(c *report.Collector, m *Matrix, s float64) {
+	var bad []string
+	for _, f := range []struct {
+		name string
+		p    *float64
+	}{{"delta_fro", &m.DeltaFro}, {"residual_fro", &m.ResidualFro}, {"noise_fro", &m.NoiseFro}, {"residual_to_noise", &m.ResidualToNoise}, {"rebuilt_rel_error", &m.RebuiltRelError}} {
+		if math.IsNaN(*f.p) || math.IsInf(*f.p, 0) {
+			*f.p = -1
+			bad = append(bad, f.name)
+		}
 	}
+	if len(bad) > 0 {
+		c.Addf(report.ValuesNonfinite, report.Fail, m.Module, bad, nil, "%s not finite (shown as −1): the weights or factors hold NaN or infinite values, or the scaling %.3g overflows float32 (%v)", strings.Join(bad, ", "), s, float32(s))
+	}
+}
+
+// decodeAll decodes a tensor as float32, reading it in chunks (never its
+// bytes and its values whole at once).
+func decodeAll(r *safetensors.Reader, t safetensors.TensorInfo) ([]float32, error) {
 	out := make([]float32, t.Len())
-	if _, err := dtype.Decode32(t.DType, raw, out); err != nil {
-		return nil, err
+	sz := int64(dtype.Size(t.DType))
+	step := max(sz, (4<<20)/sz*sz)
+	var raw []byte
+	for off := int64(0); off < t.Bytes(); off += step {
+		var err error
+		if raw, err = r.ReadRange(t, off, min(off+step, t.Bytes()), raw); err != nil {
+			return nil, err
+		}
+		if _, err := dtype.Decode32(t.DType, raw, out[off/sz:]); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

@@ -66,6 +66,12 @@ func Sample(adapter fs.FS, ck *safetensors.Checkpoint, module string, row0, rows
 	if rows <= 0 || cols <= 0 || rows > 256 || cols > 256 {
 		return nil, fmt.Errorf("a block is 1–256 rows by 1–256 columns")
 	}
+	if r == 0 || out == 0 || in == 0 {
+		return nil, fmt.Errorf("%s: factors %v and %v have no elements: nothing to sample", module, ta.Shape, tb.Shape)
+	}
+	if r > maxSampleRank {
+		return nil, &report.Error{Code: report.LimitExceeded, Subject: module, Msg: fmt.Sprintf("r = %d is above the %d a sample reads (rebuild.maxSampleRank)", r, maxSampleRank)}
+	}
 	row0 = max(0, min(row0, out-1))
 	col0 = max(0, min(col0, in-1))
 	rows, cols = min(rows, out-row0), min(cols, in-col0)
@@ -112,5 +118,20 @@ func Sample(adapter fs.FS, ck *safetensors.Checkpoint, module string, row0, rows
 	}
 	n := float64(rows * cols)
 	blk.Mean, blk.RMS = sum/n, math.Sqrt(ss/n)
+	// NaN or ±Inf factors (or a scaling that overflows) give values JSON
+	// cannot hold: they are refused, with how many there were.
+	bad := 0
+	for _, v := range append(blk.Values, blk.Mean, blk.RMS, blk.Min, blk.Max) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			bad++
+		}
+	}
+	if bad > 0 {
+		return nil, &report.Error{Code: report.ValuesNonfinite, Subject: module, Msg: fmt.Sprintf("the block of s·B·A holds %d values that are not finite: the factors hold NaN or infinite values, or the scaling %.3g overflows", bad, s)}
+	}
 	return blk, nil
 }
+
+// maxSampleRank bounds the r of a sampled pair: A's columns of a block are
+// read whole (r × 256 float64 at most, 64 MB at this r).
+const maxSampleRank = 1 << 15

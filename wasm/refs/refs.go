@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -30,20 +31,31 @@ type Answer = report.Answer
 // FileName is a record's hidden-state file name.
 func FileName(id string) string { return strings.ReplaceAll(id, "/", "__") + ".safetensors" }
 
-// MaxLine bounds one JSONL line.
-const MaxLine = 16 << 20
-
 // ReadJSONL decodes every line of r into a new T with strict JSON (unknown
-// fields allowed; blank lines skipped), calling fn for each.
+// fields allowed; blank lines skipped), calling fn for each. It holds one
+// line at a time and refuses a line longer than MaxLine or more than
+// MaxLines lines (limit.exceeded).
 func ReadJSONL[T any](r io.Reader, name string, fn func(line int, v *T) error) error {
+	return ReadJSONLBudget(r, name, NewBudget(), fn)
+}
+
+// ReadJSONLBudget is ReadJSONL drawing its lines and bytes from b, which
+// the files of one run share.
+func ReadJSONLBudget[T any](r io.Reader, name string, b *Budget, fn func(line int, v *T) error) error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), MaxLine)
+	sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
 	n := 0
 	for sc.Scan() {
 		n++
+		if err := b.take(name, int64(len(sc.Bytes())+1)); err != nil {
+			return err
+		}
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
+		}
+		if err := b.line(name); err != nil {
+			return err
 		}
 		var v T
 		dec := json.NewDecoder(bytes.NewReader(line))
@@ -58,42 +70,75 @@ func ReadJSONL[T any](r io.Reader, name string, fn func(line int, v *T) error) e
 		}
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return limitf(name, "line %d is longer than %d bytes (refs.MaxLine)", n+1, MaxLine)
+		}
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
 }
 
-// ReadAnswers reads every *.jsonl in dir of fsys, keyed by id.
+// ReadAnswers reads every *.jsonl in dir of fsys, keyed by id: answers to
+// be compared (a candidate's), checked for form (Answer.Check) but not for
+// their probabilities being a distribution, which compare.Answers reports.
+// A reference is read with ReadReferenceAnswers.
 func ReadAnswers(fsys fs.FS, dir string) (map[string]*Answer, error) {
+	return readAnswers(fsys, dir, false)
+}
+
+// ReadReferenceAnswers is ReadAnswers refusing an answer whose
+// probabilities are not a distribution (CheckDistribution): a reference
+// that is not one cannot judge a candidate.
+func ReadReferenceAnswers(fsys fs.FS, dir string) (map[string]*Answer, error) {
+	return readAnswers(fsys, dir, true)
+}
+
+func readAnswers(fsys fs.FS, dir string, reference bool) (map[string]*Answer, error) {
 	ents, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		return nil, &report.Error{Code: report.FileUnreadable, Subject: dir, Msg: err.Error()}
 	}
 	out := map[string]*Answer{}
+	b := NewBudget()
 	for _, e := range ents {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".jsonl") {
 			continue
 		}
 		name := path.Join(dir, e.Name())
-		data, err := source.ReadSmall(fsys, name, 256<<20)
+		f, err := fsys.Open(name)
 		if err != nil {
-			return nil, err
+			return nil, &report.Error{Code: report.FileUnreadable, Subject: name, Msg: err.Error()}
 		}
-		err = ReadJSONL(bytes.NewReader(data), name, func(line int, a *Answer) error {
-			if err := a.Check(); err != nil {
+		err = ReadJSONLBudget(f, name, b, func(line int, a *Answer) error {
+			if err := CheckAnswer(a); err != nil {
 				return err
 			}
+			if reference {
+				if err := CheckDistribution(a.Probs); err != nil {
+					return fmt.Errorf("reference answer %s: %w", report.Clip(a.ID, 80), err)
+				}
+			}
 			if _, dup := out[a.ID]; dup {
-				return fmt.Errorf("id %s appears twice", a.ID)
+				return fmt.Errorf("id %s appears twice", report.Clip(a.ID, 80))
 			}
 			out[a.ID] = a
 			return nil
 		})
+		f.Close()
 		if err != nil {
-			return nil, &report.Error{Code: report.FileUnreadable, Subject: name, Msg: err.Error()}
+			return nil, coded(err, name)
 		}
 	}
 	return out, nil
+}
+
+// coded keeps a limit's code, or makes err file.unreadable about name.
+func coded(err error, name string) error {
+	var e *report.Error
+	if errors.As(err, &e) && e.Code == report.LimitExceeded {
+		return e
+	}
+	return &report.Error{Code: report.FileUnreadable, Subject: name, Msg: err.Error()}
 }
 
 // WriteAnswers writes answers as JSONL, sorted by id.
@@ -115,6 +160,9 @@ type Hidden struct {
 	InputIDs []int64
 	Shape    []int     // [L, T, H] or [L, H]
 	Data     []float32 // row-major
+	// Nonfinite counts the NaN and infinite values ReadHidden met in the
+	// states (a comparison of such states is meaningless).
+	Nonfinite int
 }
 
 // T is the number of captured positions (1 when only the last token was kept).
@@ -166,10 +214,10 @@ func (h *Hidden) Encode(w io.Writer, dt string) error {
 	})
 }
 
-// MaxHiddenBytes bounds a hidden-state file read whole.
-const MaxHiddenBytes = 1 << 30
-
-// ReadHidden reads and validates a hidden-state file.
+// ReadHidden reads and validates a hidden-state file. Its states are
+// decoded chunk by chunk into Data; a file whose states would take more
+// than MaxHiddenBytes decoded, or whose input_ids list more than MaxTokens,
+// is refused (limit.exceeded) before anything is allocated for it.
 func ReadHidden(fsys fs.FS, name string) (*Hidden, error) {
 	f, err := source.Open(fsys, name)
 	if err != nil {
@@ -184,18 +232,11 @@ func ReadHidden(fsys fs.FS, name string) (*Hidden, error) {
 		return &report.Error{Code: report.HeaderInvalid, Subject: name, Msg: fmt.Sprintf(format, a...)}
 	}
 	if r.Metadata["format"] != HiddenFormat {
-		return nil, bad("metadata format is %q, want %q", r.Metadata["format"], HiddenFormat)
+		return nil, bad("metadata format is %s, want %q", report.Clip(strconv.Quote(r.Metadata["format"]), 80), HiddenFormat)
 	}
 	h := &Hidden{ID: r.Metadata["id"]}
 	if h.ID == "" {
 		return nil, bad("metadata has no id")
-	}
-	for _, s := range strings.Split(r.Metadata["layers"], ",") {
-		l, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil {
-			return nil, bad("metadata layers %q is not a list of layer numbers", r.Metadata["layers"])
-		}
-		h.Layers = append(h.Layers, l)
 	}
 	hs, ok := r.Tensor("hidden_states")
 	if !ok {
@@ -208,17 +249,33 @@ func ReadHidden(fsys fs.FS, name string) (*Hidden, error) {
 	if (len(hs.Shape) != 2 && len(hs.Shape) != 3) || (hs.DType != "F32" && hs.DType != "BF16" && hs.DType != "F16") {
 		return nil, bad("hidden_states is %s %v, want F32 or BF16 [L, T, H] or [L, H]", hs.DType, hs.Shape)
 	}
+	if hs.Shape[0] > MaxLayers {
+		return nil, limitf(name, "hidden_states has %d layers, more than %d (refs.MaxLayers)", hs.Shape[0], MaxLayers)
+	}
+	for _, s := range strings.Split(r.Metadata["layers"], ",") {
+		l, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return nil, bad("metadata layers %s is not a list of layer numbers", report.Clip(strconv.Quote(r.Metadata["layers"]), 80))
+		}
+		if len(h.Layers) == MaxLayers {
+			return nil, limitf(name, "metadata lists more than %d layers (refs.MaxLayers)", MaxLayers)
+		}
+		h.Layers = append(h.Layers, l)
+	}
 	if int(hs.Shape[0]) != len(h.Layers) {
 		return nil, bad("hidden_states has %d layers, metadata lists %d", hs.Shape[0], len(h.Layers))
 	}
 	if len(ii.Shape) != 1 || (ii.DType != "I32" && ii.DType != "I64") {
 		return nil, bad("input_ids is %s %v, want I32 or I64 [T]", ii.DType, ii.Shape)
 	}
+	if ii.Shape[0] > MaxTokens {
+		return nil, limitf(name, "input_ids has %d tokens, more than %d (refs.MaxTokens)", ii.Shape[0], MaxTokens)
+	}
 	if len(hs.Shape) == 3 && hs.Shape[1] != ii.Shape[0] {
 		return nil, bad("hidden_states covers %d positions, input_ids has %d", hs.Shape[1], ii.Shape[0])
 	}
-	if hs.Bytes() > MaxHiddenBytes {
-		return nil, bad("hidden_states is %d bytes, more than %d", hs.Bytes(), MaxHiddenBytes)
+	if hs.Len() > MaxHiddenBytes/4 {
+		return nil, limitf(name, "hidden_states holds %d values, %d bytes decoded, more than %d (refs.MaxHiddenBytes)", hs.Len(), hs.Len()*4, MaxHiddenBytes)
 	}
 	raw, err := r.ReadTensor("input_ids", nil)
 	if err != nil {
@@ -227,12 +284,18 @@ func ReadHidden(fsys fs.FS, name string) (*Hidden, error) {
 	if h.InputIDs, err = dtype.Ints(ii.DType, raw); err != nil {
 		return nil, bad("%v", err)
 	}
-	if raw, err = r.ReadTensor("hidden_states", nil); err != nil {
-		return nil, err
-	}
 	h.Data = make([]float32, hs.Len())
-	if _, err := dtype.Decode32(hs.DType, raw, h.Data); err != nil {
-		return nil, bad("%v", err)
+	sz := int64(dtype.Size(hs.DType))
+	step := hiddenChunk / sz * sz
+	for off := int64(0); off < hs.Bytes(); off += step {
+		if raw, err = r.ReadRange(hs, off, min(off+step, hs.Bytes()), raw); err != nil {
+			return nil, err
+		}
+		nf, err := dtype.Decode32(hs.DType, raw, h.Data[off/sz:])
+		if err != nil {
+			return nil, bad("%v", err)
+		}
+		h.Nonfinite += nf
 	}
 	for _, d := range hs.Shape {
 		h.Shape = append(h.Shape, int(d))

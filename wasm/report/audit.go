@@ -70,6 +70,8 @@ type Audit struct {
 	// Rebuild is the rebuild check against the base and tuned checkpoints,
 	// when they were given (its findings are among the audit's).
 	Rebuild *Rebuild `json:"rebuild,omitempty"`
+	// Provenance says what was audited, with what and when.
+	Provenance *Provenance `json:"provenance,omitempty"`
 }
 
 // Fin is x, or −1 when x is not finite: reports put −1 for NaN and ±Inf,

@@ -32,6 +32,8 @@ type Rebuild struct {
 	Compared  int              `json:"tensors_compared"`
 	Differing []string         `json:"tensors_differing"`
 	Matrices  []*RebuildMatrix `json:"matrices"`
+	// Provenance says what was checked, with what and when.
+	Provenance *Provenance `json:"provenance,omitempty"`
 }
 
 // Block is a block of s·B·A (rebuild.Block).
@@ -102,6 +104,8 @@ type Hidden struct {
 	// Source says where the candidate's states came from (folders, or
 	// captured live from a server).
 	Source string `json:"source,omitempty"`
+	// Provenance says what was checked, with what and when.
+	Provenance *Provenance `json:"provenance,omitempty"`
 }
 
 // Record is one test record (records/<dataset>.jsonl, FORMATS §4).
@@ -176,6 +180,8 @@ type Answers struct {
 	Outcome
 	Summary AnswersSummary `json:"summary"`
 	Records []AnswerStats  `json:"records"`
+	// Provenance says what was checked, with what and when.
+	Provenance *Provenance `json:"provenance,omitempty"`
 }
 
 // ProfileInfo describes a claims profile.

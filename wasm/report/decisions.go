@@ -54,6 +54,8 @@ type Decisions struct {
 	Outcome
 	Summary DecisionsSummary `json:"summary"`
 	Records []DecisionRow    `json:"records"`
+	// Provenance says what was checked, with what and when.
+	Provenance *Provenance `json:"provenance,omitempty"`
 }
 
 // Decided is one decision.

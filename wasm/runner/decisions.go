@@ -94,7 +94,7 @@ func (b *batch) references() error {
 		if b.refFS, err = open(b.h, b.spec.Ref, "reference"); err != nil {
 			return err
 		}
-		if b.ref, err = refs.ReadAnswers(b.refFS, "answers"); err != nil {
+		if b.ref, err = refs.ReadReferenceAnswers(b.refFS, "answers"); err != nil {
 			return fmt.Errorf("reference: %w", err)
 		}
 		if b.spec.Hidden {

@@ -232,7 +232,7 @@ func runAnswers(spec *jobs.Spec, h Host) (*jobs.Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	ref, err := refs.ReadAnswers(refFS, ".")
+	ref, err := refs.ReadReferenceAnswers(refFS, ".")
 	if err != nil {
 		return nil, fmt.Errorf("reference answers: %w", err)
 	}
@@ -294,6 +294,9 @@ func readRecords(site fs.FS, datasets []string) ([]refs.Record, map[string]*refs
 		err = refs.ReadJSONL(bytes.NewReader(data), ds, func(line int, a *refs.Answer) error {
 			if err := a.Check(); err != nil {
 				return err
+			}
+			if err := refs.CheckDistribution(a.Probs); err != nil {
+				return fmt.Errorf("reference %s: %w", clip(a.ID, 80), err)
 			}
 			ref[a.ID] = a
 			return nil

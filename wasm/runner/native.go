@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvit-s/clefcheck/wasm/hub"
 	"github.com/kvit-s/clefcheck/wasm/jobs"
 	"github.com/kvit-s/clefcheck/wasm/source"
 )
@@ -24,6 +25,11 @@ import (
 type Native struct {
 	// OutDir is where Create writes ("": nothing may be written).
 	OutDir string
+	// Endpoint is the Hub's address for Hub sources ("": huggingface.co;
+	// the CLI passes HF_ENDPOINT, as huggingface_hub reads it).
+	Endpoint string
+	// Token is sent with Hub sources (to the endpoint's host only).
+	Token  string
 	inputs map[string]fs.FS
 }
 
@@ -65,16 +71,62 @@ func (n *Native) Files(paths ...string) (*jobs.Input, error) {
 	return n.attach(set), nil
 }
 
-// Source is an input from the command line: an http(s) URL (a folder read
-// by range) or a local folder.
+// Source is an input from the command line: a local folder when one is
+// there, else a Hub source (owner/name[@rev][/path], hf://…, a Hub page
+// URL on Endpoint), an http(s) folder read by range, or a local path.
 func (n *Native) Source(s string) (*jobs.Input, error) {
-	if strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") {
+	if _, err := os.Stat(s); err == nil || strings.HasPrefix(s, "./") || strings.HasPrefix(s, "/") {
+		return n.Folder(s)
+	}
+	ref, err := hub.Parse(s, n.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	switch ref.Kind {
+	case hub.KindHub:
+		p := ref.Repo + "@" + ref.Rev
+		if ref.Path != "" {
+			p += "/" + ref.Path
+		}
+		u := "hf://" + p
+		if ref.File { // a URL to a file of the repository: its folder
+			u = "hf://" + ref.Repo + "@" + ref.Rev
+			if d := path.Dir(ref.Path); d != "." {
+				u += "/" + d
+			}
+		}
+		return &jobs.Input{URL: u, Endpoint: ref.Endpoint, Token: n.Token}, nil
+	case hub.KindURL:
 		if _, err := source.NewHTTP(s); err != nil {
 			return nil, err
 		}
 		return &jobs.Input{URL: s}, nil
+	case hub.KindLocal:
+		return n.Folder(ref.Local)
 	}
-	return n.Folder(s)
+	return nil, fmt.Errorf("%s: not a folder, a URL or a Hub repository here", s)
+}
+
+// FileSource is a one-file input from the command line (a records file):
+// a local file, an http(s) URL of the file, or a file of a Hub repository
+// (hf://owner/name@rev/path/file.jsonl, a /blob/ or /resolve/ URL).
+func (n *Native) FileSource(s string) (*jobs.Input, error) {
+	if _, err := os.Stat(s); err == nil || strings.HasPrefix(s, "./") || strings.HasPrefix(s, "/") {
+		return n.Files(s)
+	}
+	ref, err := hub.Parse(s, n.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case ref.Kind == hub.KindHub && ref.File:
+		return &jobs.Input{URL: "hf://" + ref.Repo + "@" + ref.Rev + "/" + ref.Path, Endpoint: ref.Endpoint, Token: n.Token}, nil
+	case ref.Kind == hub.KindURL:
+		return &jobs.Input{URL: s}, nil
+	case ref.Kind == hub.KindLocal:
+		return n.Files(ref.Local)
+	}
+	return nil, fmt.Errorf("%s names no file", s)
 }
 
 func (n *Native) attach(fsys fs.FS) *jobs.Input {
@@ -98,12 +150,7 @@ func (n *Native) Host() Host {
 func (n *Native) open(in *jobs.Input) (fs.FS, error) {
 	switch {
 	case in.URL != "":
-		h, err := source.NewHTTP(in.URL)
-		if err != nil {
-			return nil, err
-		}
-		h.Token = in.Token
-		return h, nil
+		return OpenURL(in)
 	case in.Files != "":
 		if b, ok := n.inputs[in.Files].(brokenFS); ok {
 			return nil, b.err
@@ -153,6 +200,19 @@ func (d regularFS) Open(name string) (fs.File, error) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 	}
 	return openRegular(filepath.Join(string(d), filepath.FromSlash(name)), name)
+}
+
+// Stat tells what name is without opening it (a FIFO is there, but
+// refused when opened).
+func (d regularFS) Stat(name string) (fs.FileInfo, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrInvalid}
+	}
+	st, err := os.Stat(filepath.Join(string(d), filepath.FromSlash(name)))
+	if err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: unwrapPath(err)}
+	}
+	return st, nil
 }
 
 func openRegular(p, name string) (fs.File, error) {

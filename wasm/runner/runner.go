@@ -48,14 +48,18 @@ func Run(ctx context.Context, spec *jobs.Spec, h Host, emit func(jobs.Event)) (*
 	if h.Open == nil {
 		return nil, errors.New("runner: no way to open inputs")
 	}
+	begun := time.Now()
 	out, err := dispatch(ctx, spec, h, &emitter{emit: emit})
 	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 		err = fmt.Errorf("%w (%v)", ctx.Err(), err) // cancelled: whatever broke on the way
 	}
 	if err != nil {
 		if o := errorOutput(spec, err); o != nil {
-			return o, nil
+			out, err = o, nil
 		}
+	}
+	if out != nil {
+		stamp(out, spec, begun)
 	}
 	return out, err
 }
@@ -172,9 +176,16 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 	if err != nil {
 		return nil, err
 	}
+	begun := time.Now()
 	fsys, err := open(h, spec.Adapter, "adapter")
 	if err != nil {
 		return nil, err
+	}
+	raw := fsys // what a remote checker opens on its own
+	var dig *digestFS
+	if !spec.NoDigest {
+		dig = newDigestFS(fsys)
+		fsys = dig
 	}
 	if (spec.Base == nil) != (spec.Tuned == nil) {
 		return nil, errors.New("the rebuild check needs both the base and the tuned checkpoint")
@@ -210,7 +221,7 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 	}
 	started, kernel, engine := 0, "", ""
 	if h.AuditRemote != nil {
-		opt.Remote = h.AuditRemote(fsys, spec.Adapter, opt, func(n int, k string) {
+		opt.Remote = h.AuditRemote(raw, spec.Adapter, opt, func(n int, k string) {
 			started, kernel = n, k
 			engine = fmt.Sprintf("%d Web Workers", n)
 			em.send(jobs.Event{Engine: engine})
@@ -255,6 +266,21 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 		}
 		res.Add(res.Rebuild.Findings...)
 	}
+	label := spec.Label
+	if label == "" {
+		label = spec.Adapter.String()
+	}
+	prov := &report.Provenance{Tool: tool(), Source: sourceOf(spec.Adapter, fsys, label), Claims: claimsInfo(prof), Mode: opt.Mode, Started: begun.UTC()}
+	if opt.Mode == report.ModeRandomized {
+		prov.Seed = "per pair, from its module name (deterministic: the same adapter gives the same probes)"
+	}
+	if dig != nil {
+		res.Add(digests(ctx, dig, prov)...)
+	} else {
+		prov.Digests.Why = "switched off for this audit"
+	}
+	prov.Seconds = time.Since(begun).Seconds()
+	res.Provenance = prov
 	return &jobs.Output{Audit: res, Markdown: AuditMarkdown(res)}, nil
 }
 

@@ -27,4 +27,18 @@
 // caller's buffer, so a 1.4 GB file is never held in memory whole, whatever the
 // io.ReaderAt behind it: a local file, a browser File, or an HTTP URL read with
 // Range requests.
+//
+// # Hostile files
+//
+// The header is streamed through the JSON decoder, never held whole: its
+// whitespace folded (100 MB of padding costs nothing), its UTF-8 checked
+// on the way, no string longer than MaxHeaderString. A header or an index
+// listing more than MaxTensors tensors (per file, and all shards
+// together), an index naming more than MaxShards shards, a tensor name
+// longer than MaxNameLen are refused with ErrLimit before anything is
+// allocated for what lies beyond. A header length beyond the file is
+// reported with the file's size, never the length itself (a text file read
+// as safetensors would have its first eight bytes quoted back). At most
+// 100 violations of one file or checkpoint are listed; the rest are
+// counted.
 package safetensors

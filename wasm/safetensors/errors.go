@@ -20,6 +20,9 @@ var (
 	ErrLayout = errors.New("safetensors: invalid data layout")
 	// ErrNoTensor: no tensor of that name.
 	ErrNoTensor = errors.New("safetensors: no such tensor")
+	// ErrNoCheckpoint: the folder holds neither the file nor an index of
+	// shards (joined with fs.ErrNotExist): there is nothing to read.
+	ErrNoCheckpoint = errors.New("safetensors: no checkpoint in the folder")
 )
 
 // Error is one violation: what it is about (a file or a tensor), what is

@@ -31,22 +31,35 @@ type Index struct {
 // string → string without duplicate keys, an optional "metadata" object, and
 // shard names that are plain file names (no '/', '\', '..', or scheme).
 func ParseIndex(data []byte, name string) (*Index, error) {
-	fail := func(format string, a ...any) error { return errorf(ErrHeader, name, format, a...) }
 	if !utf8.Valid(data) {
-		return nil, fail("index is not valid UTF-8")
+		return nil, errorf(ErrHeader, name, "index is not valid UTF-8")
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
+	var fail func(format string, a ...any) error
+	js := newJSONStream(bytes.NewReader(data), false)
+	dec := json.NewDecoder(js)
 	dec.UseNumber()
-	p := &tokens{dec: dec}
+	p := &tokens{dec: dec, js: js}
+	// fail keeps a limit's sentinel (ErrLimit), or makes the error ErrHeader.
+	fail = func(format string, a ...any) error {
+		err := fmt.Errorf(format, a...)
+		var e *Error
+		if errors.As(err, &e) {
+			return errorf(e.Err, name, "%s", e.Msg)
+		}
+		if js.err != nil && !errors.Is(err, js.err) {
+			err = js.err
+		}
+		return errorf(ErrHeader, name, "%v", err)
+	}
 	if err := p.delim('{', "index"); err != nil {
-		return nil, fail("%v", err)
+		return nil, fail("%w", err)
 	}
 	idx := &Index{TotalSize: -1, Metadata: map[string]json.RawMessage{}}
 	seen := map[string]bool{}
 	for dec.More() {
 		key, err := p.str("index key")
 		if err != nil {
-			return nil, fail("%v", err)
+			return nil, fail("%w", err)
 		}
 		if seen[key] {
 			return nil, fail("duplicate key %s", strconv.Quote(truncate(key, 60)))
@@ -55,7 +68,7 @@ func ParseIndex(data []byte, name string) (*Index, error) {
 		switch key {
 		case "weight_map":
 			if idx.WeightMap, err = parseWeightMap(p); err != nil {
-				return nil, fail("%v", err)
+				return nil, fail("%w", err)
 			}
 		case "metadata":
 			var raw map[string]json.RawMessage
@@ -82,7 +95,7 @@ func ParseIndex(data []byte, name string) (*Index, error) {
 		}
 	}
 	if err := p.delim('}', "index"); err != nil {
-		return nil, fail("%v", err)
+		return nil, fail("%w", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fail("trailing data after the index object")
@@ -109,6 +122,7 @@ func parseWeightMap(p *tokens) (map[string]string, error) {
 		return nil, err
 	}
 	m := map[string]string{}
+	shards := map[string]bool{}
 	for p.dec.More() {
 		k, err := p.str("weight_map key")
 		if err != nil {
@@ -117,6 +131,15 @@ func parseWeightMap(p *tokens) (map[string]string, error) {
 		v, err := p.str("weight_map value")
 		if err != nil {
 			return nil, err
+		}
+		if len(m) == MaxTensors {
+			return nil, limitf("", "weight_map lists more than %d tensors (MaxTensors)", MaxTensors)
+		}
+		if !shards[v] {
+			if len(shards) == MaxShards {
+				return nil, limitf("", "weight_map names more than %d shard files (MaxShards)", MaxShards)
+			}
+			shards[v] = true
 		}
 		if old, dup := m[k]; dup {
 			if old != v {
@@ -133,6 +156,8 @@ func checkShardName(s string) error {
 	switch {
 	case s == "":
 		return errors.New("name is empty")
+	case len(s) > MaxShardNameLen:
+		return fmt.Errorf("name of %d bytes is longer than %d (MaxShardNameLen)", len(s), MaxShardNameLen)
 	case strings.ContainsAny(s, `/\`):
 		return fmt.Errorf("%s contains a path separator", strconv.Quote(truncate(s, 80)))
 	case s == "." || s == ".." || strings.Contains(s, ".."):
@@ -223,7 +248,7 @@ func OpenCheckpoint(fsys fs.FS, dir, stem string) (*Checkpoint, error) {
 	}
 	idxName := path.Join(dir, stem+".safetensors.index.json")
 	if !source.Exists(fsys, idxName) {
-		return nil, errorf(fs.ErrNotExist, single, "neither %s.safetensors nor %s.safetensors.index.json is in the folder", stem, stem)
+		return nil, errorf(errors.Join(ErrNoCheckpoint, fs.ErrNotExist), single, "neither %s.safetensors nor %s.safetensors.index.json is in the folder", stem, stem)
 	}
 	data, err := source.ReadSmall(fsys, idxName, MaxIndexSize)
 	if err != nil {
@@ -240,6 +265,7 @@ func openShards(fsys fs.FS, dir, idxName string, idx *Index) (*Checkpoint, error
 	c := &Checkpoint{Index: idx, where: map[string]*Reader{}}
 	var errs Errors
 	add := func(subject, format string, a ...any) { errs = append(errs, errorf(ErrLayout, subject, format, a...)) }
+	total := 0
 	for _, shard := range idx.Shards {
 		name := path.Join(dir, shard)
 		f, err := source.Open(fsys, name)
@@ -262,6 +288,10 @@ func openShards(fsys fs.FS, dir, idxName string, idx *Index) (*Checkpoint, error
 			continue
 		}
 		c.Files = append(c.Files, r)
+		if total += len(r.Tensors); total > MaxTensors {
+			errs = append(errs, limitf(idxName, "the shards hold more than %d tensors together (MaxTensors)", MaxTensors))
+			break
+		}
 		for _, t := range r.Tensors {
 			if other, dup := c.where[t.Name]; dup {
 				add(t.Name, "tensor is in two shards, %s and %s", other.Name, shard)
@@ -294,7 +324,7 @@ func openShards(fsys fs.FS, dir, idxName string, idx *Index) (*Checkpoint, error
 	}
 	if len(errs) > 0 {
 		c.Close()
-		return nil, errs
+		return nil, capErrors(errs, idxName)
 	}
 	for t := range c.where {
 		c.names = append(c.names, t)

@@ -1,7 +1,6 @@
 package safetensors
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"math/bits"
 	"sort"
 	"strconv"
-	"unicode/utf8"
 )
 
 // MaxHeaderSize is the largest header accepted, as in the reference
@@ -63,22 +61,36 @@ func NewReader(r io.ReaderAt, size int64, name string) (*Reader, error) {
 		return nil, errorfCause(ErrTruncated, err, name, "reading the header length: %v", err)
 	}
 	n := binary.LittleEndian.Uint64(lenbuf[:])
+	// The length field is untrusted bytes: a file that is not safetensors
+	// (a symlink to a text file) reads as a huge number that would quote
+	// the text back. Say what is wrong without it.
+	if n > uint64(size-8) {
+		return nil, errorf(ErrHeader, name, "the header length field exceeds the file size (%d bytes): not a safetensors file, or a truncated one", size)
+	}
 	if n > MaxHeaderSize {
 		return nil, errorf(ErrHeader, name, "header length %d exceeds the limit of %d bytes", n, MaxHeaderSize)
-	}
-	if n > uint64(size-8) {
-		return nil, errorf(ErrHeader, name, "header length %d exceeds the %d bytes after the length field", n, size-8)
 	}
 	if n < 2 {
 		return nil, errorf(ErrHeader, name, "header length %d is too short for a JSON object", n)
 	}
-	hdr := make([]byte, n) // n <= size-8: never more than the file
-	if got, err := r.ReadAt(hdr, 8); err != nil && !(uint64(got) == n && err == io.EOF) {
-		return nil, errorfCause(ErrTruncated, err, name, "reading the %d-byte header: %v", n, err)
-	}
 	st := &Reader{r: r, size: size, Name: name, HeaderSize: int64(n), DataStart: 8 + int64(n)}
-	if err := st.parseHeader(hdr); err != nil {
+	// The header is streamed through the decoder, never held whole.
+	hs := &countingReader{r: io.NewSectionReader(r, 8, int64(n))}
+	if err := st.parseHeader(hs); err != nil {
+		if hs.err != nil {
+			return nil, errorfCause(ErrTruncated, hs.err, name, "reading the %d-byte header: %v", n, hs.err)
+		}
+		var e *Error
+		if errors.As(err, &e) {
+			if e.Subject == "" {
+				e.Subject = name
+			}
+			return nil, e
+		}
 		return nil, errorf(ErrHeader, name, "%v", err)
+	}
+	if hs.n != int64(n) {
+		return nil, errorf(ErrTruncated, name, "the header ends after %d of its %d bytes", hs.n, n)
 	}
 	if errs := st.checkLayout(); len(errs) > 0 {
 		return nil, errs
@@ -139,17 +151,41 @@ func (st *Reader) Section(t TensorInfo) *io.SectionReader {
 
 type tokens struct {
 	dec *json.Decoder
+	js  *jsonStream // the stream under dec: its own errors come first
 }
 
 func (p *tokens) next() (json.Token, error) {
 	t, err := p.dec.Token()
+	if p.js != nil && p.js.err != nil {
+		return nil, p.js.err
+	}
 	if err == io.EOF {
 		return nil, errors.New("unexpected end of JSON")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("invalid JSON at byte %d: %v", p.dec.InputOffset(), err)
+		if p.js == nil {
+			return nil, fmt.Errorf("invalid JSON: %v", err)
+		}
+		return nil, fmt.Errorf("invalid JSON (within the first %d bytes): %v", p.js.consumed, err)
 	}
 	return t, nil
+}
+
+// countingReader counts the bytes read and keeps a read error other than
+// io.EOF (a file that cannot be read is not a malformed one).
+type countingReader struct {
+	r   io.Reader
+	n   int64
+	err error
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if err != nil && err != io.EOF {
+		c.err = err
+	}
+	return n, err
 }
 
 func (p *tokens) delim(want json.Delim, what string) error {
@@ -247,18 +283,11 @@ func truncate(s string, n int) string {
 // comes near it, and it bounds the work of a hostile header.
 const maxDims = 64
 
-func (st *Reader) parseHeader(hdr []byte) error {
-	if !utf8.Valid(hdr) {
-		return errors.New("header is not valid UTF-8")
-	}
-	// The reference implementation requires the object to start at the
-	// first byte; trailing spaces are its padding and allowed.
-	if hdr[0] != '{' {
-		return fmt.Errorf("header does not start with '{' (found %q)", hdr[0])
-	}
-	dec := json.NewDecoder(bytes.NewReader(hdr))
+func (st *Reader) parseHeader(hdr io.Reader) error {
+	js := newJSONStream(hdr, true)
+	dec := json.NewDecoder(js)
 	dec.UseNumber()
-	p := &tokens{dec: dec}
+	p := &tokens{dec: dec, js: js}
 	if err := p.delim('{', "header"); err != nil {
 		return err
 	}
@@ -282,6 +311,12 @@ func (st *Reader) parseHeader(hdr []byte) error {
 		if _, dup := st.byName[name]; dup {
 			return fmt.Errorf("duplicate tensor name %s", truncate(strconv.Quote(name), 120))
 		}
+		if len(st.Tensors) == MaxTensors {
+			return limitf("", "the header lists more than %d tensors (MaxTensors)", MaxTensors)
+		}
+		if len(name) > MaxNameLen {
+			return limitf("", "tensor name %s is %d bytes, longer than %d (MaxNameLen)", truncate(strconv.Quote(name), 60), len(name), MaxNameLen)
+		}
 		t, err := parseTensor(p, name)
 		if err != nil {
 			return err
@@ -294,7 +329,10 @@ func (st *Reader) parseHeader(hdr []byte) error {
 		return err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return fmt.Errorf("trailing data after the header object at byte %d", dec.InputOffset())
+		if js.err != nil {
+			return js.err
+		}
+		return errors.New("trailing data after the header object")
 	}
 	return nil
 }
@@ -455,5 +493,5 @@ func (st *Reader) checkLayout() Errors {
 	if pos < data {
 		bad(st.Name, "%d trailing bytes after the last tensor (data buffer %d bytes, tensors cover %d)", data-pos, data, pos)
 	}
-	return errs
+	return capErrors(errs, st.Name)
 }

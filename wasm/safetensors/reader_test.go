@@ -162,12 +162,12 @@ func TestReject(t *testing.T) {
 			b := make([]byte, 16)
 			binary.LittleEndian.PutUint64(b, 1<<40)
 			return b
-		}, ErrHeader, "exceeds the limit"},
+		}, ErrHeader, "header length field exceeds the file size (16 bytes)"},
 		{"header past EOF", func(testing.TB) []byte {
 			b := make([]byte, 16)
 			binary.LittleEndian.PutUint64(b, 100)
 			return b
-		}, ErrHeader, "exceeds the 8 bytes"},
+		}, ErrHeader, "exceeds the file size (16 bytes)"},
 		{"not json", raw("hello!!!", 0), ErrHeader, "does not start with"},
 		{"array", raw("[]", 0), ErrHeader, "does not start with"},
 		{"bad utf8", raw("{\"\xff\":1}", 0), ErrHeader, "UTF-8"},

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/kvit-s/clefcheck/wasm/kernels"
@@ -72,18 +74,18 @@ func (g *Gram) Diag(i int) float64 {
 	return g.g[i*g.stride+i]
 }
 
-// Sym returns the finished Gram as a symmetric matrix.
+// Sym returns the finished Gram as a symmetric matrix. It is a view of
+// the Gram's own storage (its upper triangle), not a copy: valid until the
+// Gram is reset or fed again. (A copy would double the largest buffers of
+// the exact route; see GramMemory.)
 func (g *Gram) Sym() *mat.SymDense {
 	g.Flush()
-	n := g.N
-	data := make([]float64, n*n)
-	for i := 0; i < n; i++ {
-		for j := i; j < n; j++ {
-			v := g.g[i*g.stride+j]
-			data[i*n+j], data[j*n+i] = v, v
-		}
+	var s mat.SymDense
+	if g.N == 0 {
+		return mat.NewSymDense(0, nil)
 	}
-	return mat.NewSymDense(n, data)
+	s.SetRawSymmetric(blas64.Symmetric{N: g.N, Stride: g.stride, Data: g.g[:(g.N-1)*g.stride+g.N], Uplo: blas.Upper})
+	return &s
 }
 
 // GramKernel adds Pᵀ·P into the upper triangle of g (stride × stride), for

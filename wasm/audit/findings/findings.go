@@ -7,13 +7,13 @@
 //
 //	safetensors.ErrHeader     header.invalid
 //	safetensors.ErrLayout     data.layout
+//	safetensors.ErrLimit      limit.exceeded
 //	safetensors.ErrTruncated  file.unreadable
 //	safetensors.ErrNoTensor   file.unreadable
 //	any other *safetensors.Error (a shard that cannot be opened, …)
 //	                          file.unreadable
 //	an input unreachable, refused, a cancelled or timed-out read
-//	(report.CouldNot, a missing file excepted)
-//	                          report.ErrorOf: input.unreachable,
+//	(CouldNot)                report.ErrorOf: input.unreachable,
 //	                          input.refused, check.cancelled (severity
 //	                          error: the check could not be done)
 //	anything else             report.FindingsOf: a *report.Error keeps its
@@ -30,8 +30,8 @@
 package findings
 
 import (
+	"context"
 	"errors"
-	"io/fs"
 
 	"github.com/kvit-s/clefcheck/wasm/report"
 	"github.com/kvit-s/clefcheck/wasm/safetensors"
@@ -43,7 +43,7 @@ func Of(err error, subject string) []report.Finding {
 	if err == nil {
 		return nil
 	}
-	if report.CouldNot(err) && !errors.Is(err, fs.ErrNotExist) {
+	if CouldNot(err) {
 		return []report.Finding{report.ErrorOf(err, subject)}
 	}
 	var es safetensors.Errors
@@ -61,6 +61,19 @@ func Of(err error, subject string) []report.Finding {
 	return report.FindingsOf(err, subject)
 }
 
+// CouldNot tells whether err means the check could not be done, rather
+// than that the artifact is bad: reading failed for a reason outside the
+// artifact (the network, a refusal, a timeout, a cancellation). The check
+// then ends with verdict error (report.ErrorOf).
+func CouldNot(err error) bool {
+	for _, s := range []error{report.ErrUnreachable, report.ErrRefused, report.ErrCORS, context.Canceled, context.DeadlineExceeded} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
+}
+
 // Code is the finding code for a safetensors error.
 func Code(err error) report.Code {
 	switch {
@@ -68,6 +81,8 @@ func Code(err error) report.Code {
 		return report.HeaderInvalid
 	case errors.Is(err, safetensors.ErrLayout):
 		return report.DataLayout
+	case errors.Is(err, safetensors.ErrLimit):
+		return report.LimitExceeded
 	}
 	return report.FileUnreadable
 }

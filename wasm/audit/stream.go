@@ -1,0 +1,120 @@
+package audit
+
+import (
+	"github.com/kvit-s/clefcheck/wasm/dtype"
+	"github.com/kvit-s/clefcheck/wasm/safetensors"
+	"github.com/kvit-s/clefcheck/wasm/spectral"
+)
+
+// How a pair's factors are read. A pair whose factors hold at most
+// WholeReadBytes together is read whole, one read per factor (what a
+// remote source serves best; every pair of Clef's adapter is below 20 MB).
+// Larger factors are streamed in chunks of about StreamChunk bytes: the
+// scan by runs of elements, Bᵀ·B by runs of rows, A·Aᵀ by strips of
+// columns (one read per row of A and strip). So a worker holds at most
+// WholeReadBytes of factor bytes, however large a tensor its header
+// declares — a sparse 4 GiB tensor costs 4 GiB of reading, not of memory.
+const (
+	WholeReadBytes = 32 << 20
+	StreamChunk    = 8 << 20
+	// MaxProbeDecode bounds the float32 copies of both factors the
+	// randomized probes work on; a larger pair gets the exact Grams
+	// (which stream) instead.
+	MaxProbeDecode = 128 << 20
+)
+
+// streamer reads one factor in chunks into a worker's reusable buffer.
+type streamer struct {
+	rd  *safetensors.Reader
+	t   safetensors.TensorInfo
+	buf *[]byte
+	add func(int64) // bytes read, for progress
+}
+
+func (s streamer) read(from, to int64) ([]byte, error) {
+	b, err := s.rd.ReadRange(s.t, from, to, *s.buf)
+	*s.buf = b
+	if err == nil && s.add != nil {
+		s.add(to - from)
+	}
+	return b, err
+}
+
+// scan is dtype.Scan over the factor, chunk by chunk.
+func (s streamer) scan(row *[]float32) (nonfinite int, sumsq float64, err error) {
+	sz := int64(dtype.Size(s.t.DType))
+	step := max(sz, StreamChunk/sz*sz)
+	for off := int64(0); off < s.t.Bytes(); off += step {
+		b, err := s.read(off, min(off+step, s.t.Bytes()))
+		if err != nil {
+			return 0, 0, err
+		}
+		nf, ss := dtype.Scan(s.t.DType, b, row)
+		nonfinite += nf
+		sumsq += ss
+	}
+	return nonfinite, sumsq, nil
+}
+
+// decode decodes the whole factor into dst (len = its element count).
+func (s streamer) decode(dst []float32) (nonfinite int, err error) {
+	sz := int64(dtype.Size(s.t.DType))
+	step := max(sz, StreamChunk/sz*sz)
+	for off := int64(0); off < s.t.Bytes(); off += step {
+		b, err := s.read(off, min(off+step, s.t.Bytes()))
+		if err != nil {
+			return 0, err
+		}
+		nf, err := dtype.Decode32(s.t.DType, b, dst[off/sz:])
+		if err != nil {
+			return 0, err
+		}
+		nonfinite += nf
+	}
+	return nonfinite, nil
+}
+
+// feedRows feeds the rows of the factor (rows × cols) into g by runs of
+// whole rows (spectral.Gram.FeedRows on each run).
+func (s streamer) feedRows(g *spectral.Gram, rows, cols int, yield func() error) (nonfinite int, sumsq float64, err error) {
+	rowBytes := int64(cols * dtype.Size(s.t.DType))
+	per := max(1, StreamChunk/max(1, rowBytes))
+	for i0 := int64(0); i0 < int64(rows); i0 += per {
+		k := min(per, int64(rows)-i0)
+		b, err := s.read(i0*rowBytes, (i0+k)*rowBytes)
+		if err != nil {
+			return 0, 0, err
+		}
+		nf, ss := g.FeedRows(s.t.DType, b, int(k), cols, yield)
+		nonfinite += nf
+		sumsq = ss // the Gram's trace so far
+	}
+	return nonfinite, sumsq, nil
+}
+
+// feedColumns feeds the columns of the factor (rows × cols) into g by
+// strips of columns, each strip gathered row by row into the buffer as a
+// rows × width matrix (spectral.Gram.FeedColumns on each strip).
+func (s streamer) feedColumns(g *spectral.Gram, rows, cols int, scratch *[]float32, yield func() error) (nonfinite int, sumsq float64, err error) {
+	sz := int64(dtype.Size(s.t.DType))
+	width := max(int64(spectral.PanelRows), StreamChunk/(int64(rows)*sz)/spectral.PanelRows*spectral.PanelRows)
+	strip := make([]byte, 0, int64(rows)*min(width, int64(cols))*sz)
+	for c0 := int64(0); c0 < int64(cols); c0 += width {
+		k := min(width, int64(cols)-c0)
+		strip = strip[:int64(rows)*k*sz]
+		for i := int64(0); i < int64(rows); i++ {
+			at := (i*int64(cols) + c0) * sz
+			dst := strip[i*k*sz : i*k*sz : (i+1)*k*sz]
+			if _, err := s.rd.ReadRange(s.t, at, at+k*sz, dst); err != nil {
+				return 0, 0, err
+			}
+		}
+		if s.add != nil {
+			s.add(int64(len(strip)))
+		}
+		nf, ss := g.FeedColumns(s.t.DType, strip, rows, int(k), scratch, yield)
+		nonfinite += nf
+		sumsq = ss
+	}
+	return nonfinite, sumsq, nil
+}
