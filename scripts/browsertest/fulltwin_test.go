@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -168,6 +169,11 @@ func twinAudit(b *testing.B, p *tab, run, mode string, fromFiles bool, twinURL, 
 	long, _ := eval[string](p, `JSON.stringify(window.__long.sort((a, b) => b[1] - a[1]).slice(0, 8))`)
 	b.Logf("%s: the page's longest tasks [start, ms]: %s", run, long)
 	b.Logf("browser %s audit of the 1.40 GB twin (%s): %v wall (%.1f× the native CLI's quick audit), longest frame gap %.0f ms; %s", mode, run, wall.Round(10*time.Millisecond), wall.Seconds()/native.Seconds(), gap, kernel)
+	// The engine worker counts the range reads it and its pool retried
+	// (none on a healthy loopback): faults survived, not hidden.
+	if m := regexp.MustCompile(`(\d+) range reads retried`).FindStringSubmatch(kernel); m != nil {
+		b.Logf("%s: %s range reads retried", run, m[1])
+	}
 	return wall, gap
 }
 

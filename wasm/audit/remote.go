@@ -102,6 +102,9 @@ type Session struct {
 func Open(fsys fs.FS, dir string, opt Options) (*Session, error) {
 	opt.Remote, opt.OnInventory, opt.Progress = nil, nil, nil
 	a, ok := prepare(fsys, dir, opt)
+	if a.fatal != nil { // unreachable, refused, or nothing there
+		return nil, a.fatal
+	}
 	if !ok {
 		return nil, fmt.Errorf("the adapter cannot be opened here: %v", a.c.Findings)
 	}

@@ -56,11 +56,14 @@ func (Fetch) Do(ctx context.Context, req *fetch.Request) (*fetch.Response, error
 		}
 		// A TypeError is all a page learns of a network or CORS failure.
 		if strings.Contains(err.Error(), "TypeError") {
-			return nil, fmt.Errorf("fetch() failed: %v", err)
+			return nil, fmt.Errorf("%w: %v", fetch.ErrFetchFailed, err)
 		}
 		return nil, err
 	}
 	out := &fetch.Response{Status: v.Get("status").Int(), Header: map[string]string{}, Truncated: v.Get("truncated").Bool()}
+	if u := v.Get("url"); u.Type() == js.TypeString {
+		out.URL = u.String()
+	}
 	keys := js.Global().Get("Object").Call("keys", v.Get("headers"))
 	for i := 0; i < keys.Length(); i++ {
 		k := keys.Index(i).String()

@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -24,6 +25,9 @@ type Response struct {
 	Header    map[string]string // keys in lower case
 	Body      []byte
 	Truncated bool
+	// URL is where the answer came from, after redirects ("" when the
+	// transport does not say): a Hub resolve URL's CDN location.
+	URL string
 }
 
 // Get returns a header's value (case-insensitive name).
@@ -34,6 +38,11 @@ func (r *Response) Get(name string) string { return r.Header[strings.ToLower(nam
 type Doer interface {
 	Do(ctx context.Context, req *Request) (*Response, error)
 }
+
+// ErrFetchFailed is what a browser's fetch() gives for any failure before
+// an answer: a network error, or a cross-origin request the host refused
+// (the page cannot tell which). The browser's Doer wraps it.
+var ErrFetchFailed = errors.New("fetch() failed")
 
 // Default is the Doer used when none is given: net/http natively, the
 // browser's fetch once wasm/browser.Install has run.
@@ -84,4 +93,19 @@ func RetryAfter(v string, now time.Time) time.Duration {
 		return max(0, t.Sub(now))
 	}
 	return 0
+}
+
+// SameOrigin tells whether a and b have the same scheme, host and port.
+func SameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -58,5 +59,44 @@ func TestNetHTTPLimit(t *testing.T) {
 	}
 	if _, err := (missing{}).Do(ctx, &Request{}); err == nil {
 		t.Error("the missing transport did not fail")
+	}
+}
+
+// TestRedirectToken: the default client sends Authorization after a
+// redirect only to the origin the request was made to (net/http alone
+// keeps it for the same host on another port, and for subdomains).
+func TestRedirectToken(t *testing.T) {
+	got := make(chan string, 4)
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- "other:" + r.Header.Get("Authorization")
+	}))
+	defer other.Close()
+	var self *httptest.Server
+	self = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, other.URL+"/x", http.StatusFound)
+		case "/here":
+			http.Redirect(w, r, self.URL+"/end", http.StatusFound)
+		default:
+			got <- "self:" + r.Header.Get("Authorization")
+		}
+	}))
+	defer self.Close()
+	hdr := map[string]string{"Authorization": "Bearer tok"}
+	for path, want := range map[string]string{"/away": "other:", "/here": "self:Bearer tok"} {
+		if _, err := Default.Do(context.Background(), &Request{URL: self.URL + path, Header: hdr}); err != nil {
+			t.Fatal(err)
+		}
+		if g := <-got; g != want {
+			t.Errorf("%s: the redirect's target saw %q, want %q", path, g, want)
+		}
+	}
+	u1, _ := url.Parse("https://huggingface.co/x")
+	for s, same := range map[string]bool{"https://huggingface.co:443/y": true, "https://cdn-lfs.huggingface.co/y": false, "http://huggingface.co/y": false, "https://huggingface.co:8443/y": false} {
+		u2, _ := url.Parse(s)
+		if SameOrigin(u1, u2) != same {
+			t.Errorf("SameOrigin(%s, %s) != %v", u1, u2, same)
+		}
 	}
 }

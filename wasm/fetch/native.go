@@ -5,6 +5,7 @@ package fetch
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -12,8 +13,29 @@ import (
 
 func init() { Default = NetHTTP{} }
 
-// NetHTTP is a Doer over net/http (Client nil: http.DefaultClient).
+// NetHTTP is a Doer over net/http (Client nil: a client that follows
+// redirects as CheckRedirect says).
 type NetHTTP struct{ Client *http.Client }
+
+// client follows redirects with CheckRedirect.
+var client = &http.Client{CheckRedirect: CheckRedirect}
+
+// CheckRedirect is the redirect policy of NetHTTP's default client: at most
+// ten redirects, and the credentials (Authorization, Cookie) go only to the
+// origin (scheme, host and port) the request was made to. net/http itself
+// keeps them for the same host name on another port or scheme and for its
+// subdomains (huggingface.co → cdn-lfs.huggingface.co): a Hub token would
+// reach the CDN.
+func CheckRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if !SameOrigin(req.URL, via[0].URL) {
+		req.Header.Del("Authorization")
+		req.Header.Del("Cookie")
+	}
+	return nil
+}
 
 // Do sends req and reads at most req.Limit body bytes (no limit if 0).
 func (n NetHTTP) Do(ctx context.Context, req *Request) (*Response, error) {
@@ -34,7 +56,7 @@ func (n NetHTTP) Do(ctx context.Context, req *Request) (*Response, error) {
 	}
 	c := n.Client
 	if c == nil {
-		c = http.DefaultClient
+		c = client
 	}
 	resp, err := c.Do(hr)
 	if err != nil {
@@ -42,6 +64,9 @@ func (n NetHTTP) Do(ctx context.Context, req *Request) (*Response, error) {
 	}
 	defer resp.Body.Close()
 	out := &Response{Status: resp.StatusCode, Header: map[string]string{}}
+	if resp.Request != nil && resp.Request.URL != nil {
+		out.URL = resp.Request.URL.String()
+	}
 	for k, v := range resp.Header {
 		out.Header[strings.ToLower(k)] = strings.Join(v, ", ")
 	}

@@ -14,7 +14,12 @@
 //   - HTTP (http.go): a base URL whose files are read with HTTP Range
 //     requests through fetch.Doer (net/http natively, the page's fetch()
 //     in the browser); Open costs one request for the size and the first
-//     64 kB, small reads go through 1 MB chunks.
+//     64 kB, small reads go through 1 MB chunks. Every request is retried
+//     as its Retry policy says (retry.go; the loop, the redirects to a
+//     CDN and the classification of errors are in httpread.go), and
+//     ReadWith runs the same loop over another Sender (the browser's
+//     dealer keeps the bytes in JavaScript). sourcetest serves files as
+//     the Hub does, with faults.
 //   - browser.Files (wasm/browser): the user's files, read with
 //     File.slice(a, b).arrayBuffer(), each read as asked.
 //

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"path"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/kvit-s/clefcheck/wasm/fetch"
 )
@@ -24,12 +25,31 @@ import (
 // bytes, which also gives the size (Content-Range); small reads go through
 // ChunkSize chunks; a large read is one request for exactly its bytes (or
 // for a ReadAhead window, when set).
+//
+// Every request is retried as Retry says (network errors, bodies cut
+// short, 5xx, 429); Retries counts the extra attempts. A file whose URL
+// redirected (a Hub resolve URL answers 302 with a CDN's signed URL) is
+// read from where it was answered until that refuses (401, 403, 404, 410:
+// the signature expired), and then from its own URL again, which signs a
+// fresh one. The token goes only to Base's origin, never to a CDN.
+// Errors are *Error, whose kind errors.Is sees (report.ErrMissing,
+// ErrRefused, ErrCORS, ErrUnreachable).
 type HTTP struct {
 	Base  *url.URL
 	Doer  fetch.Doer // nil: fetch.Default
 	Token string     // optional bearer token
+	Retry Retry      // zero: DefaultRetry
 	RangeFS
+
+	mu      sync.Mutex
+	loc     map[string]string // a file's URL → where it was last answered from
+	retries atomic.Int64
+	down    atomic.Bool // the last read that gave up never got an answer: retry less
 }
+
+// Retries is how many requests were attempts after a first (retries after
+// a failure, and re-requests of a file's own URL for a fresh redirect).
+func (h *HTTP) Retries() int64 { return h.retries.Load() }
 
 // NewHTTP parses base, which must be an http(s) URL; a trailing slash is
 // implied.
@@ -69,74 +89,57 @@ type httpRanger HTTP
 // of at most FirstChunk bytes.
 func (r *httpRanger) Probe(ctx context.Context, name string, n int) (int64, []byte, error) {
 	h := (*HTTP)(r)
-	data, size, err := h.get(ctx, h.URL(name), 0, int64(max(n, 1)))
-	return size, data, err
+	var body []byte
+	_, size, err := h.read(ctx, name, 0, int64(max(n, 1)), h.sender(int64(max(n, 1)), &body))
+	return size, body, err
 }
 
-// ReadRange fills p with one Range request.
+// ReadRange fills p with one Range request (more when it is retried).
 func (r *httpRanger) ReadRange(ctx context.Context, name string, off int64, p []byte) error {
 	h := (*HTTP)(r)
-	u := h.URL(name)
-	data, _, err := h.get(ctx, u, off, int64(len(p)))
+	var body []byte
+	return h.readExactly(ctx, name, off, int64(len(p)), h.sender(int64(len(p)), &body), func() { copy(p, body) })
+}
+
+// ReadWith reads bytes [off, off+n) of name, which lie inside the file,
+// with send making each request, under the source's policies (retries,
+// redirects, the token's origin): the browser's dealer fetches the audit
+// workers' segments with it, keeping the bytes in JavaScript.
+func (h *HTTP) ReadWith(ctx context.Context, name string, off, n int64, send Sender) error {
+	return h.readExactly(ctx, name, off, n, send, nil)
+}
+
+func (h *HTTP) readExactly(ctx context.Context, name string, off, n int64, send Sender, done func()) error {
+	got, _, err := h.read(ctx, name, off, n, send)
 	if err != nil {
 		return err
 	}
-	if len(data) != len(p) {
-		return fmt.Errorf("%s: asked for %d bytes at %d, the server sent %d", u, len(p), off, len(data))
+	if got != n {
+		return &Error{URL: publicURL(h.URL(name)), Status: 206, Msg: fmt.Sprintf("asked for %d bytes at %d, the server sent %d", n, off, got)}
 	}
-	copy(p, data)
+	if done != nil {
+		done()
+	}
 	return nil
 }
 
-// get fetches [off, off+n) (clamped to the file) of the file at u and
-// returns the bytes and the file's total size.
-func (h *HTTP) get(ctx context.Context, u string, off, n int64) ([]byte, int64, error) {
-	hdr := map[string]string{"Range": fmt.Sprintf("bytes=%d-%d", off, off+n-1)}
-	if h.Token != "" {
-		hdr["Authorization"] = "Bearer " + h.Token
-	}
-	// A 200 (no range support) is read only as far as a small whole file.
+// A Sender makes one Range request to u with header and returns the
+// answer and its body's length; it may keep the body outside Go (the
+// browser's dealer keeps an ArrayBuffer to transfer), resp.Body then nil.
+type Sender func(ctx context.Context, u string, header map[string]string) (resp *fetch.Response, n int64, err error)
+
+// sender makes requests through the Doer, keeping the last body in *body.
+// A 200 (no range support) is read only as far as a small whole file.
+func (h *HTTP) sender(n int64, body *[]byte) Sender {
 	limit := max(n, int64(max(h.FirstChunk, 1))) + 1
-	resp, err := fetch.Or(h.Doer).Do(ctx, &fetch.Request{URL: u, Header: hdr, Limit: limit})
-	if err != nil {
-		msg := err.Error()
-		if strings.Contains(msg, "fetch() failed") || strings.Contains(msg, "Failed to fetch") {
-			return nil, 0, fmt.Errorf("%s: %v (from a web page this usually means the server does not allow this origin (CORS) or is unreachable)", u, err)
-		}
-		return nil, 0, err
-	}
-	switch resp.Status {
-	case 206: // Partial Content
-		start, end, total, err := parseContentRange(resp.Get("Content-Range"))
+	return func(ctx context.Context, u string, hdr map[string]string) (*fetch.Response, int64, error) {
+		resp, err := fetch.Or(h.Doer).Do(ctx, &fetch.Request{URL: u, Header: hdr, Limit: limit})
 		if err != nil {
 			return nil, 0, err
 		}
-		if start != off || end-start+1 > n {
-			return nil, 0, fmt.Errorf("asked for bytes %d–%d, the server sent %d–%d", off, off+n-1, start, end)
-		}
-		if int64(len(resp.Body)) != end-start+1 {
-			return nil, 0, fmt.Errorf("the server sent %d bytes for a range of %d", len(resp.Body), end-start+1)
-		}
-		return resp.Body, total, nil
-	case 200:
-		// No range support: acceptable only for a small whole file (which
-		// Probe then keeps whole).
-		if int64(len(resp.Body)) > int64(max(h.FirstChunk, 1)) || resp.Truncated || off != 0 {
-			return nil, 0, errRange
-		}
-		return resp.Body, int64(len(resp.Body)), nil
-	case 416: // Range Not Satisfiable
-		// An empty file: the Content-Range gives "*/0".
-		if _, _, total, err := parseContentRange(resp.Get("Content-Range")); err == nil && total == 0 {
-			return nil, 0, nil
-		}
-		return nil, 0, fmt.Errorf("range %d–%d not satisfiable", off, off+n-1)
-	case 404, 410:
-		return nil, 0, fs.ErrNotExist
-	case 401, 403:
-		return nil, 0, fmt.Errorf("HTTP %d: %s needs a token (or the token lacks access)", resp.Status, u)
+		*body = resp.Body
+		return resp, int64(len(resp.Body)), nil
 	}
-	return nil, 0, fmt.Errorf("HTTP %d from %s", resp.Status, u)
 }
 
 // parseContentRange reads "bytes START-END/TOTAL" (or "bytes */TOTAL").

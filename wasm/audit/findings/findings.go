@@ -12,6 +12,10 @@
 //	safetensors.ErrNoTensor   file.unreadable
 //	any other *safetensors.Error (a shard that cannot be opened, …)
 //	                          file.unreadable
+//	an input unreachable, refused, a cancelled or timed-out read
+//	(CouldNot)                report.ErrorOf: input.unreachable,
+//	                          input.refused, check.cancelled (severity
+//	                          error: the check could not be done)
 //	anything else             report.FindingsOf: a *report.Error keeps its
 //	                          code (source's file.unreadable, peft's
 //	                          config.invalid, extraction's report.mismatch),
@@ -38,6 +42,9 @@ import (
 func Of(err error, subject string) []report.Finding {
 	if err == nil {
 		return nil
+	}
+	if CouldNot(err) {
+		return []report.Finding{report.ErrorOf(err, subject)}
 	}
 	var es safetensors.Errors
 	if errors.As(err, &es) {

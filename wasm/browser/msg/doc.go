@@ -45,7 +45,10 @@
 //
 //	{op: "opened", kernel}          Opened: the adapter is open; kernel is
 //	                                the session's (audit.Session.Kernel)
-//	{op: "figures", module, json}   Figures: one pair's audit.Figures, as JSON
+//	{op: "figures", module, json, retries}
+//	                                Figures: one pair's audit.Figures, as JSON;
+//	                                retries counts the worker's range reads
+//	                                retried so far
 //
 // Any engine.wasm worker → whoever started it:
 //
@@ -53,9 +56,11 @@
 //	                                why the SIMD kernels are not in use ("" if
 //	                                they are). Messages posted before it are
 //	                                queued by worker.js, not lost.
-//	{op: "error", msg}              Error: the worker cannot go on: engine.wasm
+//	{op: "error", msg, class}       Error: the worker cannot go on: engine.wasm
 //	                                did not load (posted by worker.js), or a
 //	                                pool worker's open or pairs failed; the
 //	                                page fails its pending jobs, the dealer
-//	                                stops every pool worker
+//	                                stops every pool worker; class (optional)
+//	                                is why in a word: missing, refused, cors,
+//	                                unreachable, cancelled
 package msg

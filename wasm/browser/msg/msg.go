@@ -170,13 +170,22 @@ func OpenedOf(v js.Value) Opened { return Opened{Kernel: str(v, "kernel")} }
 
 // Figures is one pair's figures.
 type Figures struct {
-	Module string
-	JSON   string // an audit.Figures
+	Module  string
+	JSON    string // an audit.Figures
+	Retries int    // the worker's range reads retried so far (source.HTTP.Retries)
 }
 
-func (m Figures) Value() js.Value { return object(OpFigures, "module", m.Module, "json", m.JSON) }
+func (m Figures) Value() js.Value {
+	return object(OpFigures, "module", m.Module, "json", m.JSON, "retries", m.Retries)
+}
 
-func FiguresOf(v js.Value) Figures { return Figures{Module: str(v, "module"), JSON: str(v, "json")} }
+func FiguresOf(v js.Value) Figures {
+	f := Figures{Module: str(v, "module"), JSON: str(v, "json")}
+	if r := v.Get("retries"); r.Type() == js.TypeNumber {
+		f.Retries = r.Int()
+	}
+	return f
+}
 
 // Ready says a worker's Go runs.
 type Ready struct{ SIMDError string }
@@ -185,9 +194,16 @@ func (m Ready) Value() js.Value { return object(OpReady, "simd_error", m.SIMDErr
 
 func ReadyOf(v js.Value) Ready { return Ready{SIMDError: str(v, "simd_error")} }
 
-// Error says a worker cannot go on.
-type Error struct{ Msg string }
+// Error says a worker cannot go on. Class, when set, says why in a word
+// the dealer turns back into report's sentinel errors: missing, refused,
+// cors, unreachable, cancelled.
+type Error struct{ Msg, Class string }
 
-func (m Error) Value() js.Value { return object(OpError, "msg", m.Msg) }
+func (m Error) Value() js.Value {
+	if m.Class == "" {
+		return object(OpError, "msg", m.Msg)
+	}
+	return object(OpError, "msg", m.Msg, "class", m.Class)
+}
 
-func ErrorOf(v js.Value) Error { return Error{Msg: str(v, "msg")} }
+func ErrorOf(v js.Value) Error { return Error{Msg: str(v, "msg"), Class: str(v, "class")} }

@@ -6,13 +6,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"syscall/js"
 
 	"github.com/kvit-s/clefcheck/wasm/audit"
 	"github.com/kvit-s/clefcheck/wasm/browser"
 	"github.com/kvit-s/clefcheck/wasm/browser/msg"
+	"github.com/kvit-s/clefcheck/wasm/fetch"
+	"github.com/kvit-s/clefcheck/wasm/source"
 )
 
 // AuditPool is the dealer, the engine worker's side of an audit's pool:
@@ -26,13 +29,23 @@ type AuditPool struct {
 	// The adapter: a base URL (with an optional token), or local files.
 	URL, Token string
 	Files      *browser.Files
+	// Src, with URL, is the engine worker's source of the same files: the
+	// dealer reads the segments' spans through it (its retries, its
+	// redirects, its token rule).
+	Src *source.HTTP
 	// Depth is how many segments each worker holds at a time (default 2:
 	// one computing, one downloading).
 	Depth int
 	// OnStart, when set, is told how many workers started, and the
 	// kernels they compute with (audit.Summary.Kernel; "" in quick mode).
 	OnStart func(n int, kernel string)
+
+	retries atomic.Int64 // the pool workers' retried reads (msg.Figures)
 }
+
+// Retries is how many range reads the pool workers retried (the dealer's
+// own, for the spans, are Src's).
+func (p *AuditPool) Retries() int64 { return p.retries.Load() }
 
 // Workers is how many audit workers suit this browser: one per core the
 // browser reports (at least two, so that one computes while the other
@@ -130,22 +143,54 @@ func (p *AuditPool) openMsg() js.Value {
 }
 
 // readSpan starts reading bytes [begin, end) of file, for a pool worker:
-// a slice of the local File, or a Range request (clefcheckFetchRange, in
-// public/clefcheck.js). ok is false when it cannot.
-func (p *AuditPool) readSpan(file string, begin, end int64) (promise js.Value, ok bool) {
+// a slice of the local File, or Range requests through Src (made by
+// clefcheckFetchRange in public/clefcheck.js, retried as Src's policy
+// says); read waits for the ArrayBuffer. It is nil when it cannot.
+func (p *AuditPool) readSpan(ctx context.Context, file string, begin, end int64) (read func() (js.Value, error)) {
 	if p.Files != nil {
 		f := p.Files.Value(file)
 		if !f.Truthy() {
-			return js.Value{}, false
+			return nil
 		}
-		return f.Call("slice", float64(begin), float64(end)).Call("arrayBuffer"), true
+		promise := f.Call("slice", float64(begin), float64(end)).Call("arrayBuffer")
+		return func() (js.Value, error) { return browser.Await(promise) }
 	}
 	fetchRange := js.Global().Get("clefcheckFetchRange")
-	u, err := url.JoinPath(p.URL, file)
-	if err != nil || fetchRange.Type() != js.TypeFunction {
-		return js.Value{}, false
+	if p.Src == nil || fetchRange.Type() != js.TypeFunction {
+		return nil
 	}
-	return fetchRange.Invoke(u, float64(begin), float64(end-1), p.Token), true
+	return func() (js.Value, error) {
+		buf := js.Undefined()
+		err := p.Src.ReadWith(ctx, file, begin, end-begin, func(ctx context.Context, u string, hdr map[string]string) (*fetch.Response, int64, error) {
+			buf = js.Undefined()
+			ac := js.Global().Get("AbortController").New()
+			stop := context.AfterFunc(ctx, func() { ac.Call("abort") })
+			defer stop()
+			token := strings.TrimPrefix(hdr["Authorization"], "Bearer ")
+			v, err := browser.Await(fetchRange.Invoke(u, float64(begin), float64(end-1), token, ac.Get("signal")))
+			switch {
+			case ctx.Err() != nil:
+				return nil, 0, ctx.Err()
+			case err != nil && strings.Contains(err.Error(), "TypeError"):
+				return nil, 0, fmt.Errorf("%w: %v", fetch.ErrFetchFailed, err)
+			case err != nil:
+				return nil, 0, err
+			}
+			resp := &fetch.Response{Status: v.Get("status").Int(), Header: map[string]string{}, URL: v.Get("url").String()}
+			h := v.Get("headers")
+			keys := js.Global().Get("Object").Call("keys", h)
+			for i := 0; i < keys.Length(); i++ {
+				k := keys.Index(i).String()
+				resp.Header[k] = h.Get(k).String()
+			}
+			var n int64
+			if b := v.Get("buf"); b.Truthy() {
+				buf, n = b, int64(b.Get("byteLength").Int())
+			}
+			return resp, n, nil
+		})
+		return buf, err
+	}
 }
 
 // Remote checks the jobs in the workers.
@@ -199,13 +244,13 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 		}
 		// A local file is read here too, so that the next segment's bytes
 		// are ready when the worker wants them.
-		promise, ok := p.readSpan(file, begin, end)
-		if !ok {
+		read := p.readSpan(ctx, file, begin, end)
+		if read == nil {
 			workers[w].Call("postMessage", m.Value())
 			return
 		}
 		go func() {
-			if buf, err := browser.Await(promise); err == nil {
+			if buf, err := read(); err == nil && buf.Truthy() {
 				// file is the path the worker opened it by (Reader.Name)
 				m.Buf, m.File, m.Offset = buf, file, begin
 				workers[w].Call("postMessage", m.Value(), []any{buf})
@@ -222,6 +267,7 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 		}
 	}
 	started, simdErr := 0, ""
+	retries := make([]int, n) // each worker's, as it last said
 	for len(out) < len(jobs) {
 		select {
 		case <-ctx.Done():
@@ -245,7 +291,12 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 				give(m.w)
 			case msg.OpFigures:
 				var f audit.Figures
-				if err := json.Unmarshal([]byte(msg.FiguresOf(m.v).JSON), &f); err != nil {
+				fm := msg.FiguresOf(m.v)
+				if fm.Retries > retries[m.w] {
+					p.retries.Add(int64(fm.Retries - retries[m.w]))
+					retries[m.w] = fm.Retries
+				}
+				if err := json.Unmarshal([]byte(fm.JSON), &f); err != nil {
 					return nil, fmt.Errorf("worker %d: %v", m.w, err)
 				}
 				if !slices.Contains(busy[m.w], f.Module) {
@@ -259,7 +310,8 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 					give(m.w)
 				}
 			case msg.OpError:
-				return nil, fmt.Errorf("audit worker %d: %s", m.w+1, msg.ErrorOf(m.v).Msg)
+				e := msg.ErrorOf(m.v)
+				return nil, errorOf(fmt.Sprintf("audit worker %d: %s", m.w+1, e.Msg), e.Class)
 			}
 		}
 	}

@@ -18,8 +18,13 @@
 // biggest first, each worker holding up to two at a time (four in a quick
 // audit), and reads each segment's bytes itself (a Range request for a
 // URL, a slice of a local File), transferring them with the segment: the
-// next one arrives while the worker computes. A pool worker whose segment
-// came without bytes reads them itself.
+// next one arrives while the worker computes. A URL's spans are read
+// through the engine worker's source.HTTP (its retries, redirects and
+// token rule) with clefcheckFetchRange making each request. A pool worker
+// whose segment came without bytes reads them itself. Each pool worker
+// reports its retried reads with its figures and its error's class
+// (classes.go); the engine worker adds the job's total to the audit's
+// kernel line.
 //
 // At start every worker compiles the SIMD kernels (package wasmsimd)
 // against its own Go memory, checks them against the portable Go loops and

@@ -69,10 +69,23 @@ type poolWorker struct {
 
 func (w *poolWorker) fail(err string) { w.post(msg.Error{Msg: err}.Value()) }
 
+// failErr fails with err and its class (missing, refused, unreachable…).
+func (w *poolWorker) failErr(err error) {
+	w.post(msg.Error{Msg: err.Error(), Class: classOf(err)}.Value())
+}
+
+// retries is how many range reads the session's source retried.
+func (w *poolWorker) retries() int {
+	if h, ok := w.pre.(*source.HTTP); ok {
+		return int(h.Retries())
+	}
+	return 0
+}
+
 func (w *poolWorker) open(m msg.Open) {
 	s, pre, err := openSession(m)
 	if err != nil {
-		w.fail(err.Error())
+		w.failErr(err)
 		return
 	}
 	if w.sess != nil {
@@ -106,7 +119,7 @@ func (w *poolWorker) pairs(m msg.Pairs) {
 	for _, mod := range m.Modules {
 		f, err := w.sess.Check(mod)
 		if err != nil {
-			w.fail(err.Error())
+			w.failErr(err)
 			return
 		}
 		b, err := json.Marshal(f)
@@ -114,7 +127,7 @@ func (w *poolWorker) pairs(m msg.Pairs) {
 			w.fail(fmt.Sprintf("%s: %v", mod, err))
 			return
 		}
-		w.post(msg.Figures{Module: mod, JSON: string(b)}.Value())
+		w.post(msg.Figures{Module: mod, JSON: string(b), Retries: w.retries()}.Value())
 	}
 }
 

@@ -1,0 +1,101 @@
+//go:build browser
+
+package browsertest
+
+// Faults survived: the 1.40 GB twin served the way the Hub serves it (its
+// weights 302 to a CDN on another origin, with a signed URL that expires
+// after 8 s, so that the audit outlives it),
+// with one request in five cut mid-body, reset, or answered 503 or 429,
+// audited in the page; and a URL that names nothing.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/kvit-s/clefcheck/wasm/source/sourcetest"
+)
+
+// TestBrowserFaultyHub audits the twin (CLEFCHECK_FULL, as make
+// bench-browser sets it: the folder holding adapter/) from a faulty
+// Hub-like server, randomized, in the page: PASS, with the retried reads
+// counted in the summary's kernel line and no token sent to the CDN; then
+// a URL of the same Hub that names nothing: the verdict reads ERROR.
+// CLEFCHECK_CLEAN=1 first runs the same audit with no faults, for the
+// wall-time comparison.
+func TestBrowserFaultyHub(t *testing.T) {
+	full := os.Getenv("CLEFCHECK_FULL")
+	if full == "" {
+		t.Skip("set CLEFCHECK_FULL to the 1.40 GB twin's folder (clefcheck world --full DIR; make test-full builds build/full)")
+	}
+	if _, err := os.Stat(filepath.Join(full, "adapter", "adapter_model.safetensors")); err != nil {
+		t.Fatalf("CLEFCHECK_FULL=%s holds no twin (clefcheck world --full %s): %v", full, full, err)
+	}
+	hub := sourcetest.NewHub(sourcetest.Options{Dir: full, Seed: 10, Expiry: 8 * time.Second})
+	defer hub.Close()
+	p := newTab(t, 5*time.Minute)
+	p.open(p.env.url+"/", "#load-demo")
+	if err := p.waitJS("the engine worker to list its claims profiles", engineListed, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	audit := func(run, url, want string, d time.Duration) (time.Duration, string) {
+		t.Helper()
+		p.do("choosing the claims, mode and URL",
+			chromedp.SetValue("#claims", "clef-lora-r256"), chromedp.SetValue("#mode", "randomized"),
+			chromedp.SetValue("#adapter-url", url))
+		p.run(`["#claims","#mode","#adapter-url"].forEach(s => document.querySelector(s).dispatchEvent(new Event("change")))`)
+		// The new audit has started when the previous verdict is gone: wait
+		// for that when the previous one reads as the awaited one (a quick
+		// audit may come and go between two looks otherwise).
+		prev := p.text("#verdict")
+		start := time.Now()
+		p.click("#open-url")
+		var err error
+		if strings.Contains(prev, want) {
+			err = p.waitJS("the previous verdict to go (the "+run+" audit started)", `!document.querySelector("#verdict")`, time.Minute)
+		}
+		var text string
+		if err == nil {
+			text, err = p.waitText("#verdict", want, d)
+		}
+		wall := time.Since(start)
+		p.shot("faulty-hub-" + run)
+		if err != nil {
+			t.Fatalf("%s audit: %v", run, err)
+		}
+		return wall, text
+	}
+	if os.Getenv("CLEFCHECK_CLEAN") != "" {
+		hub.SetFaults(false)
+		wall, _ := audit("clean", hub.Base("adapter"), "PASS", 3*time.Minute)
+		t.Logf("clean: PASS in %v; %s; hub: %s", wall.Round(10*time.Millisecond), p.text("#kernel"), hub.Stats())
+		hub.SetFaults(true)
+	}
+	before := hub.Stats()
+	wall, _ := audit("faulty", hub.Base("adapter"), "PASS", 3*time.Minute)
+	st := hub.Stats()
+	kernel := p.text("#kernel")
+	t.Logf("faulty (1 in 5 requests): PASS in %v; %s; hub: %d requests, %d faulted, %d redirects, %d expired, %d leaks (all: %s)",
+		wall.Round(10*time.Millisecond), kernel, st.Requests-before.Requests, st.Faulted()-before.Faulted(),
+		st.Redirects-before.Redirects, st.Expired-before.Expired, st.Leaks, st)
+	if st.Faulted() == before.Faulted() || st.Redirects == before.Redirects || st.Expired == before.Expired || st.Leaks != 0 {
+		t.Errorf("the hub saw no fault, no redirect, no expired URL, or a token: %s", st)
+	}
+	if m := regexp.MustCompile(`(\d+) range reads retried`).FindStringSubmatch(kernel); m == nil || m[1] == "0" {
+		t.Errorf("the summary does not count the retried reads: %q", kernel)
+	}
+
+	// A URL that names nothing: ERROR (input.missing), not FAIL.
+	_, text := audit("missing", hub.Base("no-such-adapter"), "ERROR", time.Minute)
+	page := p.text(".summary") + " " + p.text("main")
+	if !strings.Contains(text, "ERROR") || !strings.Contains(page, "input.missing") {
+		t.Errorf("missing URL: verdict %q, the page says %q", text, clip(page, 400))
+	}
+	fmt.Fprintln(os.Stderr) // keep go test -v's lines apart from chromium's
+}
