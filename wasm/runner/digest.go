@@ -113,7 +113,7 @@ func (d *digestFS) Finish(ctx context.Context) ([]report.FileInfo, report.Digest
 	sort.Strings(names)
 	sum := report.DigestSummary{Computed: true}
 	var out []report.FileInfo
-	buf := make([]byte, 4<<20)
+	buf := make([]byte, 16<<20) // over HTTP, one Range request each
 	for _, n := range names {
 		t := d.files[n]
 		t.mu.Lock()
