@@ -228,7 +228,13 @@ func (c *Checkpoint) Close() error {
 // every file opened and agreed with the index.
 func OpenCheckpoint(fsys fs.FS, dir, stem string) (*Checkpoint, error) {
 	single := path.Join(dir, stem+".safetensors")
-	if source.Exists(fsys, single) {
+	_, statErr := fs.Stat(fsys, single)
+	if statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
+		// Not "not there" but "could not ask" (the network, a refusal):
+		// say so, never "no checkpoint".
+		return nil, errorf(statErr, single, "cannot be read: %v", statErr)
+	}
+	if statErr == nil {
 		f, err := source.Open(fsys, single)
 		if err != nil {
 			return nil, err
@@ -247,8 +253,11 @@ func OpenCheckpoint(fsys fs.FS, dir, stem string) (*Checkpoint, error) {
 		return c, nil
 	}
 	idxName := path.Join(dir, stem+".safetensors.index.json")
-	if !source.Exists(fsys, idxName) {
-		return nil, errorf(errors.Join(ErrNoCheckpoint, fs.ErrNotExist), single, "neither %s.safetensors nor %s.safetensors.index.json is in the folder", stem, stem)
+	if _, err := fs.Stat(fsys, idxName); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, errorf(err, idxName, "cannot be read: %v", err)
+		}
+		return nil, errorf(errors.Join(ErrNoCheckpoint, statErr), single, "neither %s.safetensors nor %s.safetensors.index.json is in the folder (%v)", stem, stem, statErr)
 	}
 	data, err := source.ReadSmall(fsys, idxName, MaxIndexSize)
 	if err != nil {
