@@ -13,7 +13,7 @@ import (
 type AnswersCommand struct{ stdout, stderr io.Writer }
 
 func (c *AnswersCommand) Usage() string {
-	return `Usage: clefcheck answers [--json] [--records FILE...] REF CAND
+	return `Usage: clefcheck answers [flags] REF CAND
 
 Compares the answers in CAND (a folder of <dataset>.jsonl answer files, e.g.
 the answers/ written by 'clefcheck decide --out DIR') with those in REF
@@ -28,9 +28,10 @@ Exit status: 0 pass, 1 fail, 2 could not run.
 
 func (c *AnswersCommand) Run(ctx context.Context, args []string) error {
 	fs := newFlags("answers", c.Usage)
-	asJSON := fs.Bool("json", false, "")
+	asJSON := fs.Bool("json", false, "print one JSON object {verdict, findings, summary, records}")
 	var records multiFlag
-	fs.Var(&records, "records", "")
+	fs.Var(&records, "records", "a records `FILE` (records/<dataset>.jsonl), to count the known answers both got right")
+	color := colorFlag(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -56,21 +57,21 @@ func (c *AnswersCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	res := out.Answers
-	return done(c.stdout, *asJSON, res, res.Outcome, func(w io.Writer) { printAnswers(w, res) })
+	return done(c.stdout, *asJSON, *color, res, res.Outcome, func(w io.Writer) { printAnswers(w, res) })
 }
 
 func printAnswers(w io.Writer, res *report.Answers) {
 	s := res.Summary
 	if s.Answered == 0 { // no figures were measured
-		fmt.Fprintf(w, "answers: %d reference records, none answered\n", s.Records)
+		fmt.Fprintf(w, "answers: %s in the reference, none answered\n", count(s.Records, "record"))
 		printFindings(w, res.Findings)
-		fmt.Fprintf(w, "\nverdict: %s\n", res.Verdict.Label())
+		printVerdict(w, res.Verdict)
 		return
 	}
-	fmt.Fprintf(w, "answers: %d of %d records agree with the reference (%d answered); max |Δlogit| %.4g, mean KL %.3g nats\n", s.Agree, s.Records, s.Answered, s.MaxDLogit, s.MeanKL)
+	fmt.Fprintf(w, "answers: %d of %s agree with the reference (%d answered); max |Δlogit| %.4g, mean KL %.3g nats\n", s.Agree, count(s.Records, "record"), s.Answered, s.MaxDLogit, s.MeanKL)
 	if s.Known > 0 {
 		fmt.Fprintf(w, "known answers: reference %d of %d right, candidate %d of %d\n", s.RefCorrect, s.Known, s.CandCorrect, s.Known)
 	}
 	printFindings(w, res.Findings)
-	fmt.Fprintf(w, "\nverdict: %s\n", res.Verdict.Label())
+	printVerdict(w, res.Verdict)
 }

@@ -25,25 +25,11 @@ Audits the PEFT LoRA adapter in directory ADAPTER (adapter_config.json and
 adapter_model.safetensors, or shards with adapter_model.safetensors.index.json).
 ADAPTER/extraction-report.json is used when present.
 
-Flags:
-  --claims NAME|FILE  claims profile to check against (built-in: clef-lora-r256, demo)
-  --report FILE       extraction report (default: ADAPTER/extraction-report.json)
-  --base DIR          base checkpoint, with --tuned: run the rebuild check too
-  --tuned DIR         tuned checkpoint
-  --mode MODE         quick, randomized or exact (default exact):
-                      quick skips the spectra (inventory, dtypes, NaN/Inf scan, norms only);
-                      randomized checks the SVD form with Gaussian probes, exact Grams only
-                      where they reject (see wasm/spectral: the bound holds w.p. ≥ 1 − 2.5e-7);
-                      exact computes every pair's Gram matrices
-  --quick, --randomized, --exact   short for --mode quick|randomized|exact
-  --workers N         parallel workers (default: all cores)
-  --attest FILE       write an in-toto Statement v1 (SLSA verification summary predicate:
-                      the files and their SHA-256, the claims profile's digest, PASSED or
-                      FAILED), unsigned, ready to be signed by standard tools
-  --json              print one JSON object {verdict, findings, summary, matrices}
-  --matrices          with the table output, list every pair's figures
-  --no-progress       no progress on stderr
-  --cpuprofile FILE   write a Go CPU profile (for performance work)
+The deep check is exact unless --mode says otherwise: quick skips the spectra
+(inventory, dtypes, NaN/Inf scan, norms only); randomized checks the SVD form
+with Gaussian probes and computes exact Grams only where they reject (see
+wasm/spectral: the bound holds w.p. ≥ 1 − 2.5e-7); exact computes every pair's
+Gram matrices.
 
 Exit status: 0 pass or warn, 1 fail, 2 could not run.
 `
@@ -51,20 +37,21 @@ Exit status: 0 pass or warn, 1 fail, 2 could not run.
 
 func (c *AuditCommand) Run(ctx context.Context, args []string) error {
 	fs := newFlags("audit", c.Usage)
-	claimsFlag := fs.String("claims", "", "")
-	reportFlag := fs.String("report", "", "")
-	baseFlag := fs.String("base", "", "")
-	tunedFlag := fs.String("tuned", "", "")
-	modeFlag := fs.String("mode", "", "")
-	quick := fs.Bool("quick", false, "")
-	randomized := fs.Bool("randomized", false, "")
-	exact := fs.Bool("exact", false, "")
-	workers := fs.Int("workers", 0, "")
-	asJSON := fs.Bool("json", false, "")
-	matrices := fs.Bool("matrices", false, "")
-	noProgress := fs.Bool("no-progress", false, "")
-	cpuprofile := fs.String("cpuprofile", "", "")
-	attest := fs.String("attest", "", "")
+	claimsFlag := fs.String("claims", "", "claims profile `NAME|FILE` to check against: a built-in one (clef-lora-r256, demo) or a JSON file")
+	reportFlag := fs.String("report", "", "extraction report `FILE` (default: ADAPTER/extraction-report.json)")
+	baseFlag := fs.String("base", "", "base checkpoint `DIR`; with --tuned, run the rebuild check too")
+	tunedFlag := fs.String("tuned", "", "tuned checkpoint `DIR`")
+	modeFlag := fs.String("mode", "", "the deep check's `MODE`: quick, randomized or exact (default exact)")
+	quick := fs.Bool("quick", false, "short for --mode quick")
+	randomized := fs.Bool("randomized", false, "short for --mode randomized")
+	exact := fs.Bool("exact", false, "short for --mode exact")
+	workers := fs.Int("workers", 0, "parallel workers (default: all cores)")
+	asJSON := fs.Bool("json", false, "print one JSON object {verdict, findings, summary, matrices}")
+	matrices := fs.Bool("matrices", false, "with the text output, list every pair's figures")
+	noProgress := fs.Bool("no-progress", false, "no progress on stderr")
+	cpuprofile := fs.String("cpuprofile", "", "write a Go CPU profile to `FILE` (for performance work)")
+	attest := fs.String("attest", "", "write to `FILE` an in-toto Statement v1 (SLSA verification summary predicate: the files and their SHA-256, the claims profile's digest, PASSED or FAILED), unsigned, ready to be signed by standard tools")
+	color := colorFlag(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -124,35 +111,44 @@ func (c *AuditCommand) Run(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	return done(c.stdout, *asJSON, res, res.Outcome, func(w io.Writer) {
+	return done(c.stdout, *asJSON, *color, res, res.Outcome, func(w io.Writer) {
 		printAudit(w, res, *matrices)
 		if res.Rebuild != nil {
 			printRebuild(w, res.Rebuild)
 		}
-		fmt.Fprintf(w, "\nverdict: %s\n", res.Verdict.Label())
+		printVerdict(w, res.Verdict)
 	})
 }
 
 func printAudit(w io.Writer, res *report.Audit, matrices bool) {
 	s := res.Summary
-	fmt.Fprintf(w, "clefcheck audit of %s (%s, %.2f s)\n", s.Adapter, s.Mode, s.Seconds)
+	fmt.Fprintf(w, "clefcheck audit of %s (%s mode, %.2f s)\n", s.Adapter, s.Mode, s.Seconds)
 	if len(s.Files) == 0 && s.Tensors == 0 { // nothing was read: no figures to show
 		printFindings(w, res.Findings)
 		return
 	}
-	fmt.Fprintf(w, "  %d tensors in %d file(s); %d pairs (%d large, %d small), %d parameters, %d bytes\n", s.Tensors, len(s.Files), s.Pairs, s.Large, s.Small, s.Parameters, s.Bytes)
-	fmt.Fprintf(w, "  r = %d, lora_alpha = %g, use_rslora = %v → scaling %g; dtypes %v\n", s.Rank, s.Alpha, s.RSLoRA, s.Scaling, s.DTypes)
+	fmt.Fprintf(w, "  %s in %s; %s (%d large, %d small), %s, %s\n", count(s.Tensors, "tensor"), count(len(s.Files), "file"), count(s.Pairs, "pair"), s.Large, s.Small, count(int(s.Parameters), "parameter"), size(s.Bytes))
+	fmt.Fprintf(w, "  r = %d, lora_alpha = %g, use_rslora = %t → scaling %g", s.Rank, s.Alpha, s.RSLoRA, s.Scaling)
+	if len(s.DTypes) > 0 {
+		fmt.Fprintf(w, "; dtypes %s", tally(s.DTypes))
+	}
+	fmt.Fprintln(w)
 	if len(s.Layers) > 0 {
 		fmt.Fprintf(w, "  layers %d–%d (%d); modules %s\n", s.Layers[0], s.Layers[len(s.Layers)-1], len(s.Layers), strings.Join(s.Modules, ", "))
 	}
-	fmt.Fprintf(w, "  expected pairs from %s", s.Expectations)
+	var from []string
+	if s.Expectations != "" {
+		from = append(from, "expected pairs from "+s.Expectations)
+	}
 	if s.Report != "" {
-		fmt.Fprintf(w, "; report %s", s.Report)
+		from = append(from, "report "+s.Report)
 	}
 	if s.Claims != "" {
-		fmt.Fprintf(w, "; claims %s", s.Claims)
+		from = append(from, "claims "+s.Claims)
 	}
-	fmt.Fprintln(w)
+	if len(from) > 0 {
+		fmt.Fprintf(w, "  %s\n", strings.Join(from, "; "))
+	}
 	printProvenance(w, res.Provenance)
 	printFindings(w, res.Findings)
 	if matrices {
@@ -171,14 +167,27 @@ func printFindings(w io.Writer, fs []report.Finding) {
 	for _, f := range fs {
 		counts[f.Severity]++
 	}
-	fmt.Fprintf(w, "\n%d findings: %d fail, %d could not be checked, %d warn, %d info\n", len(fs), counts[report.Fail], counts[report.Unchecked], counts[report.Warn], counts[report.Info])
+	if len(fs) == 0 {
+		fmt.Fprintln(w, "\nno findings")
+		return
+	}
+	var parts []string
+	for _, sv := range []struct {
+		sev  report.Severity
+		what string
+	}{{report.Fail, "fail"}, {report.Unchecked, "could not be checked"}, {report.Warn, "warn"}, {report.Info, "info"}} {
+		if n := counts[sv.sev]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, sv.what))
+		}
+	}
+	fmt.Fprintf(w, "\n%s: %s\n", count(len(fs), "finding"), strings.Join(parts, ", "))
 	const maxShown = 40
 	for i, f := range fs {
 		if i == maxShown {
 			fmt.Fprintf(w, "  … %d more (use --json for all)\n", len(fs)-maxShown)
 			break
 		}
-		fmt.Fprintf(w, "  %-4s %-17s %s: %s\n", strings.ToUpper(string(f.Severity)), f.Code, f.Subject, f.Message)
+		fmt.Fprintf(w, "  %s %-17s %s: %s\n", paint(w, string(f.Severity), fmt.Sprintf("%-5s", strings.ToUpper(string(f.Severity))), false), f.Code, f.Subject, f.Message)
 	}
 }
 
@@ -253,6 +262,7 @@ func printProvenance(w io.Writer, p *report.Provenance) {
 	case "url":
 		fmt.Fprintf(w, "  source %s\n", s.URL)
 	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	for _, f := range p.Files {
 		listed := ""
 		switch {
@@ -261,19 +271,23 @@ func printProvenance(w io.Writer, p *report.Provenance) {
 		case f.Listed != "":
 			listed = " (listed: " + f.Listed + ")"
 		}
-		fmt.Fprintf(w, "  %s  %d bytes  sha256 %s%s\n", f.Name, f.Size, orDash(f.SHA256), listed)
+		fmt.Fprintf(tw, "  %s\t%s\tsha256 %s%s\n", f.Name, size(f.Size), orDash(f.SHA256), listed)
 	}
+	tw.Flush()
 	if !p.Digests.Computed && p.Digests.Why != "" {
 		fmt.Fprintf(w, "  digests not computed: %s\n", p.Digests.Why)
 	}
 	if p.Claims != nil {
 		fmt.Fprintf(w, "  claims %s, sha256 %s\n", p.Claims.Name, p.Claims.SHA256)
 	}
-	rev := p.Tool.Revision
-	if rev == "" {
-		rev = "unknown revision"
+	rev := "revision unknown"
+	if p.Tool.Revision != "" {
+		rev = "revision " + p.Tool.Revision
+		if p.Tool.Modified {
+			rev += " (modified)"
+		}
 	}
-	fmt.Fprintf(w, "  by %s %s (%s), started %s\n", p.Tool.Name, p.Tool.Version, rev, p.Started.Format("2006-01-02 15:04:05 UTC"))
+	fmt.Fprintf(w, "  by %s %s, %s, started %s\n", p.Tool.Name, p.Tool.Version, rev, p.Started.Format("2006-01-02 15:04:05 UTC"))
 }
 
 func orDash(s string) string {

@@ -14,23 +14,19 @@ import (
 type BadgeCommand struct{ stdout io.Writer }
 
 func (c *BadgeCommand) Usage() string {
-	return `Usage: clefcheck badge [--label TEXT] [--out FILE] REPORT.json
+	return `Usage: clefcheck badge [flags] REPORT.json
 
-Writes the verdict of a report (the --json output of audit, rebuild,
-hidden, answers or decide) as an SVG badge — PASS, WARN, FAIL, or a grey
-ERROR when the check could not be completed — to FILE or stdout, for a
-README or a model card.
-
-Flags:
-  --label TEXT  the badge's left side (default "clefcheck")
-  --out FILE    write the SVG there instead of stdout
+Writes the verdict of a report (the JSON that audit, rebuild, hidden,
+answers or decide print when asked for it) as an SVG badge — PASS, WARN,
+FAIL, or a grey ERROR when the check could not be completed — to FILE or
+stdout, for a README or a model card.
 `
 }
 
 func (c *BadgeCommand) Run(ctx context.Context, args []string) error {
 	fs := newFlags("badge", c.Usage)
-	label := fs.String("label", "clefcheck", "")
-	out := fs.String("out", "", "")
+	label := fs.String("label", "clefcheck", "the badge's left side, `TEXT`")
+	out := fs.String("out", "", "write the SVG to `FILE` instead of stdout")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err

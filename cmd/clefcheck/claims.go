@@ -42,7 +42,7 @@ func (c *ClaimsCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	for _, p := range out.Profiles {
-		fmt.Fprintf(c.stdout, "%-16s %s — %d pairs, %d parameters, r = %d\n", p.Name, p.Adapter, p.Pairs, p.Parameters, p.Rank)
+		fmt.Fprintf(c.stdout, "%-16s %s — %s, %s, r = %d\n", p.Name, p.Adapter, count(p.Pairs, "pair"), count(int(p.Parameters), "parameter"), p.Rank)
 	}
 	return nil
 }

@@ -24,40 +24,25 @@ Sends every record (records/<dataset>.jsonl) to the decision service at URL
 states — in the reference layout, compares them with the reference, and
 reports latency percentiles and throughput.
 
-Flags:
-  --server URL        the decision server's base URL
-  --token T           bearer token
-  --concurrency N     requests in flight (default 4)
-  --timeout D         deadline per decision, retries included (default 60s)
-  --records FILE|URL  a records file (repeatable), or one URL of a records file: an
-                      http(s) URL (a raw GitHub file) or a Hub file (hf://owner/name/path.jsonl)
-  --reference DIR|SRC the reference folder (with answers/ and hidden/) to compare with: a local
-                      folder, a URL, or a Hub folder (hf://kvit-s/clef-lora-r256/reference)
-  --claims NAME       without --reference: the references the built-in profile names
-                      (clef-lora-r256: hf://kvit-s/clef-lora-r256/reference, at HF_ENDPOINT)
-  --out DIR           write DIR/answers/<dataset>.jsonl and DIR/hidden/<id>.safetensors
-  --hidden            ask for hidden states (return_hidden) and compare them
-  --json              print one JSON object {verdict, findings, summary, records}
-  --no-progress       no progress on stderr
-
 Exit status: 0 pass or warn, 1 fail (a record failed or disagrees), 2 could not run.
 `
 }
 
 func (c *DecideCommand) Run(ctx context.Context, args []string) error {
 	fs := newFlags("decide", c.Usage)
-	server := fs.String("server", "", "")
-	token := fs.String("token", "", "")
-	conc := fs.Int("concurrency", 4, "")
-	timeout := fs.Duration("timeout", 60*time.Second, "")
+	server := fs.String("server", "", "the decision server's base `URL`")
+	token := fs.String("token", "", "bearer `TOKEN` sent to the server")
+	conc := fs.Int("concurrency", 4, "requests in flight")
+	timeout := fs.Duration("timeout", 60*time.Second, "deadline per decision, retries included, e.g. 90s")
 	var recFiles multiFlag
-	fs.Var(&recFiles, "records", "")
-	refDir := fs.String("reference", "", "")
-	claimsName := fs.String("claims", "", "")
-	outDir := fs.String("out", "", "")
-	hidden := fs.Bool("hidden", false, "")
-	asJSON := fs.Bool("json", false, "")
-	noProgress := fs.Bool("no-progress", false, "")
+	fs.Var(&recFiles, "records", "a records `FILE|URL`: local files, or one URL of a records file, http(s) (a raw GitHub file) or on the Hub (hf://owner/name/path.jsonl)")
+	refDir := fs.String("reference", "", "the reference folder `DIR|URL` (with answers/ and hidden/) to compare with: a local folder, a URL, or a Hub folder (hf://kvit-s/clef-lora-r256/reference)")
+	claimsName := fs.String("claims", "", "without --reference, compare with the references the built-in profile `NAME` names (clef-lora-r256: hf://kvit-s/clef-lora-r256/reference, at HF_ENDPOINT)")
+	outDir := fs.String("out", "", "write `DIR`/answers/<dataset>.jsonl and DIR/hidden/<id>.safetensors")
+	hidden := fs.Bool("hidden", false, "ask for hidden states (return_hidden) and compare them")
+	asJSON := fs.Bool("json", false, "print one JSON object {verdict, findings, summary, records}")
+	noProgress := fs.Bool("no-progress", false, "no progress on stderr")
+	color := colorFlag(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -89,12 +74,12 @@ func (c *DecideCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	res := out.Decisions
-	return done(c.stdout, *asJSON, res, res.Outcome, func(w io.Writer) { printDecide(w, res) })
+	return done(c.stdout, *asJSON, *color, res, res.Outcome, func(w io.Writer) { printDecide(w, res) })
 }
 
 func printDecide(w io.Writer, res *report.Decisions) {
 	s := res.Summary
-	fmt.Fprintf(w, "decisions from %s: %d of %d answered, %d failed, in %.2f s\n", s.Server, s.Answered, s.Records, s.Failed, s.Seconds)
+	fmt.Fprintf(w, "decisions from %s: %d of %s answered, %d failed, in %.2f s\n", s.Server, s.Answered, count(s.Records, "record"), s.Failed, s.Seconds)
 	for _, r := range res.Records {
 		if r.Status == report.Failed {
 			fmt.Fprintf(w, "  failed: %s: %s\n", r.ID, report.Clip(r.Error, 200))
@@ -113,7 +98,7 @@ func printDecide(w io.Writer, res *report.Decisions) {
 		fmt.Fprintf(w, "hidden states: %d compared, %d beyond tolerance; worst cosine %.6f, worst rel. L2 %.4g\n", h.Compared, h.Failed, h.MinCosine, h.MaxRelL2)
 	}
 	printFindings(w, res.Findings)
-	fmt.Fprintf(w, "\nverdict: %s\n", res.Verdict.Label())
+	printVerdict(w, res.Verdict)
 }
 
 // recordsInput is --records: local files, or one file by URL or on the Hub.

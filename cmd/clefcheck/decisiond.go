@@ -21,17 +21,6 @@ model: the base checkpoint with the adapter applied at run time, as vLLM
 serves a LoRA. Requests must be JSON (Content-Type: application/json, one
 object, no duplicate keys). Stops gracefully on Ctrl-C or SIGTERM: requests
 under way are finished (for up to 10 s), new ones refused.
-
-Flags:
-  --world DIR            the demo world (clefcheck world DIR)
-  --addr HOST:PORT       listen address (default 127.0.0.1:8090)
-  --token T              require "Authorization: Bearer T"
-  --allow-origin ORIGIN  answer CORS for this origin (repeatable; * for any but
-                         "null"); requests from other origins are refused
-  --quant nvfp4          base weights in NVFP4 (4-bit E2M1, FP8 E4M3 scale per 16), bf16 activations
-  --drop-modules LIST    ignore the adapter on these modules (e.g. in_proj_a,in_proj_b)
-  --merge                merge the adapter into the weights instead
-  --max-in-flight N      concurrent decisions (default 4; more wait, then 503)
 `
 }
 
@@ -42,15 +31,15 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func (c *DecisiondCommand) Run(ctx context.Context, args []string) error {
 	fs := newFlags("decisiond", c.Usage)
-	worldDir := fs.String("world", "", "")
-	addr := fs.String("addr", "127.0.0.1:8090", "")
-	token := fs.String("token", "", "")
+	worldDir := fs.String("world", "", "the demo world `DIR` (make one with 'clefcheck world DIR')")
+	addr := fs.String("addr", "127.0.0.1:8090", "listen address `HOST:PORT`")
+	token := fs.String("token", "", "require \"Authorization: Bearer `TOKEN`\"")
 	var origins multiFlag
-	fs.Var(&origins, "allow-origin", "")
-	quant := fs.String("quant", "", "")
-	drop := fs.String("drop-modules", "", "")
-	merge := fs.Bool("merge", false, "")
-	inflight := fs.Int("max-in-flight", 4, "")
+	fs.Var(&origins, "allow-origin", "answer CORS for this `ORIGIN` (* for any but \"null\"); requests from other origins are refused")
+	quant := fs.String("quant", "", "quantize the base weights to `nvfp4` (4-bit E2M1 with an FP8 E4M3 scale per 16 values; bf16 activations)")
+	drop := fs.String("drop-modules", "", "ignore the adapter on these modules, a comma-separated `LIST` (e.g. in_proj_a,in_proj_b)")
+	merge := fs.Bool("merge", false, "merge the adapter into the weights instead")
+	inflight := fs.Int("max-in-flight", 4, "concurrent decisions (more wait, then 503)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err

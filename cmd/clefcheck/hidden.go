@@ -14,7 +14,7 @@ import (
 type HiddenCommand struct{ stdout, stderr io.Writer }
 
 func (c *HiddenCommand) Usage() string {
-	return fmt.Sprintf(`Usage: clefcheck hidden [--json] [--min-cosine X] [--max-rel-l2 X] REF CAND
+	return fmt.Sprintf(`Usage: clefcheck hidden [flags] REF CAND
 
 Compares hidden states record by record: REF and CAND are folders of
 <id>.safetensors files (reference/hidden/ of the references, and the
@@ -30,9 +30,10 @@ Exit status: 0 pass, 1 fail, 2 could not run.
 
 func (c *HiddenCommand) Run(ctx context.Context, args []string) error {
 	fs := newFlags("hidden", c.Usage)
-	asJSON := fs.Bool("json", false, "")
-	minCos := fs.Float64("min-cosine", report.DefaultHidden.MinCosine, "")
-	maxRel := fs.Float64("max-rel-l2", report.DefaultHidden.MaxRelL2, "")
+	asJSON := fs.Bool("json", false, "print one JSON object {verdict, findings, summary, records}")
+	minCos := fs.Float64("min-cosine", report.DefaultHidden.MinCosine, "a layer fails below this cosine similarity `X` (vLLM's bar)")
+	maxRel := fs.Float64("max-rel-l2", report.DefaultHidden.MaxRelL2, "a layer fails above this relative L2 error `X` (torch's bf16 rtol)")
+	color := colorFlag(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -53,19 +54,19 @@ func (c *HiddenCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	res := out.Hidden
-	return done(c.stdout, *asJSON, res, res.Outcome, func(w io.Writer) { printHidden(w, res) })
+	return done(c.stdout, *asJSON, *color, res, res.Outcome, func(w io.Writer) { printHidden(w, res) })
 }
 
 func printHidden(w io.Writer, res *report.Hidden) {
 	s := res.Summary
 	if s.Compared == 0 { // no figures were measured
-		fmt.Fprintf(w, "hidden states: %d records, none compared\n", s.Records)
+		fmt.Fprintf(w, "hidden states: %s, none compared\n", count(s.Records, "record"))
 		printFindings(w, res.Findings)
-		fmt.Fprintf(w, "\nverdict: %s\n", res.Verdict.Label())
+		printVerdict(w, res.Verdict)
 		return
 	}
-	fmt.Fprintf(w, "hidden states: %d records, %d compared, %d failed; worst cosine %.6f, worst rel. L2 %.4g (tolerances: cos ≥ %g, rel L2 ≤ %g)\n",
-		s.Records, s.Compared, s.Failed, s.MinCosine, s.MaxRelL2, s.Tol.MinCosine, s.Tol.MaxRelL2)
+	fmt.Fprintf(w, "hidden states: %s, %d compared, %d failed; worst cosine %.6f, worst rel. L2 %.4g (tolerances: cos ≥ %g, rel L2 ≤ %g)\n",
+		count(s.Records, "record"), s.Compared, s.Failed, s.MinCosine, s.MaxRelL2, s.Tol.MinCosine, s.Tol.MaxRelL2)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  layer\tworst cos\tworst rel L2\tworst NMSE\tmax |Δ|\t")
 	for _, l := range s.ByLayer {
@@ -88,5 +89,5 @@ func printHidden(w io.Writer, res *report.Hidden) {
 		}
 	}
 	printFindings(w, res.Findings)
-	fmt.Fprintf(w, "\nverdict: %s\n", res.Verdict.Label())
+	printVerdict(w, res.Verdict)
 }

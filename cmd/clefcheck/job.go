@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/kvit-s/clefcheck/wasm/jobs"
 	"github.com/kvit-s/clefcheck/wasm/report"
@@ -67,7 +68,7 @@ func claimsSpec(host *runner.Native, spec *jobs.Spec, v string) error {
 		return nil
 	}
 	if st, err := os.Stat(v); err != nil || !st.Mode().IsRegular() {
-		return &UsageError{Msg: fmt.Sprintf("--claims %s: neither a built-in profile (%v) nor a readable file", v, builtinNames())}
+		return &UsageError{Msg: fmt.Sprintf("--claims %s: neither a built-in profile (%s) nor a readable file", v, strings.Join(builtinNames(), ", "))}
 	}
 	in, err := files(host, "--claims", v)
 	if err != nil {
@@ -97,14 +98,15 @@ func isBuiltin(name string) bool {
 	return false
 }
 
-// done prints out (JSON or text) and maps its verdict to the exit status.
-func done(w io.Writer, asJSON bool, v any, o report.Outcome, text func(io.Writer)) error {
+// done prints out (JSON or text, coloured as color says) and maps its
+// verdict to the exit status.
+func done(w io.Writer, asJSON bool, color colorMode, v any, o report.Outcome, text func(io.Writer)) error {
 	if asJSON {
 		if err := writeJSON(w, v); err != nil {
 			return err
 		}
 	} else {
-		text(w)
+		text(styled{Writer: w, color: colorOn(color, w)})
 	}
 	if o.Verdict.Exit() != 0 {
 		return &FailedError{Verdict: o.Verdict}

@@ -50,42 +50,38 @@ type FailedError struct{ Verdict report.Verdict }
 
 func (e *FailedError) Error() string { return "verdict: " + string(e.Verdict) }
 
-func usage() string {
-	var names []string
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return fmt.Sprintf(`clefcheck verifies LoRA adapters extracted by SVD, and the claims made for them.
-
-Usage:
-	clefcheck <command> [arguments]
-
-Commands:
-	%s
-
-Run 'clefcheck <command> -h' for a command's flags.
-`, strings.Join(names, "\n\t"))
-}
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run maps errors to exit codes; it is the only place that does.
+// run maps errors to exit codes; it is the only place that does. Help
+// asked for goes to stdout (exit 0); a usage error goes to stderr with the
+// usage (exit 2).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(stderr, usage())
-		if len(args) == 0 {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, topHelp())
+		return 2
+	}
+	switch args[0] {
+	case "help", "-h", "--help", "-help":
+		return help(args[0], args[1:], stdout, stderr)
+	case "version", "--version", "-version":
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "clefcheck %s: takes no arguments\n\nUsage: clefcheck --version\n", args[0])
 			return 2
 		}
+		fmt.Fprint(stdout, versionLine())
 		return 0
+	}
+	if strings.HasPrefix(args[0], "-") {
+		fmt.Fprintf(stderr, "clefcheck: unknown flag %s (flags go after the command)\n\n%s", args[0], topHelp())
+		return 2
 	}
 	mk, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "clefcheck: unknown command %q\n\n%s", args[0], usage())
+		fmt.Fprintf(stderr, "clefcheck: unknown command %q%s\n\n%s", args[0], suggest(args[0]), topHelp())
 		return 2
 	}
 	cmd := mk()
@@ -96,10 +92,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case err == nil:
 		return 0
 	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprint(stderr, cmd.Usage())
+		h, _ := commandHelp(args[0])
+		fmt.Fprint(stdout, h)
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "clefcheck %s: %s\n\n%s", args[0], ue.Msg, cmd.Usage())
+		h, _ := commandHelp(args[0])
+		fmt.Fprintf(stderr, "clefcheck %s: %s\n\n%s%s\nRun 'clefcheck help %s' for the details.\n", args[0], ue.Msg, synopsis(h), flagsSection(h), args[0])
 		jsonError(stdout, args, report.Could(report.CheckInvalid, "clefcheck "+args[0], "%s (see clefcheck %s -h)", ue.Msg, args[0]))
 		return 2
 	case errors.As(err, &fe):
@@ -109,6 +107,65 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		jsonError(stdout, args, report.ErrorOf(err, "clefcheck "+args[0]))
 		return 2
 	}
+}
+
+// help is 'clefcheck help [CMD]' (or --help, -h): the top-level help or
+// a command's, on stdout; an unknown command is a usage error.
+func help(how string, args []string, stdout, stderr io.Writer) int {
+	switch {
+	case len(args) == 0 || args[0] == "help":
+		fmt.Fprint(stdout, topHelp())
+		return 0
+	case len(args) > 1:
+		fmt.Fprintf(stderr, "clefcheck %s: give at most one command\n\nUsage: clefcheck help [command]\n", how)
+		return 2
+	case args[0] == "version":
+		fmt.Fprint(stdout, "Usage: clefcheck version (or clefcheck --version)\n\nPrints clefcheck's module version, the VCS revision it was built from, and\nthe Go version.\n")
+		return 0
+	}
+	h, ok := commandHelp(args[0])
+	if !ok {
+		fmt.Fprintf(stderr, "clefcheck %s: unknown command %q%s\n\n%s", how, args[0], suggest(args[0]), topHelp())
+		return 2
+	}
+	fmt.Fprint(stdout, h)
+	return 0
+}
+
+// suggest names the commands close to a mistyped one, as gh does.
+func suggest(name string) string {
+	var near []string
+	for c := range commands {
+		if d := distance(name, c); d <= 2 || (len(name) >= 3 && strings.HasPrefix(c, name)) {
+			near = append(near, c)
+		}
+	}
+	if len(near) == 0 {
+		return ""
+	}
+	sort.Strings(near)
+	return "\n\nDid you mean this?\n\t" + strings.Join(near, "\n\t")
+}
+
+// distance is the Levenshtein distance between a and b.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // jsonError prints, when the command was asked for JSON, the one JSON
@@ -137,9 +194,9 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
+				return nil, &helpRequest{fs: fs}
 			}
-			return nil, &UsageError{Msg: err.Error()}
+			return nil, &UsageError{Msg: flagMistake(err)}
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -148,4 +205,17 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// flagMistake rewords the flag package's errors with the flags spelled as
+// the help spells them: "unknown flag --bogus", "--workers needs a value".
+func flagMistake(err error) string {
+	msg := err.Error()
+	if n, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return "unknown flag --" + strings.TrimPrefix(n, "-")
+	}
+	if n, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return "--" + strings.TrimPrefix(n, "-") + " needs a value"
+	}
+	return strings.Replace(msg, " for flag -", " for --", 1)
 }

@@ -21,7 +21,7 @@ import (
 type ProxyCommand struct{ stdout, stderr io.Writer }
 
 func (c *ProxyCommand) Usage() string {
-	return `Usage: clefcheck proxy --to URL --allow-origin ORIGIN... [--addr HOST:PORT] [--timeout D]
+	return `Usage: clefcheck proxy --to URL --allow-origin ORIGIN... [flags]
 
 A local reverse proxy for the decision API, so that a clefcheck page on
 another origin can reach a decision server that does not answer CORS
@@ -36,22 +36,16 @@ Without --allow-origin the proxy answers no CORS at all (a page on another
 origin cannot use it): give the page's origin, e.g.
 --allow-origin https://kvit-s-clefcheck.static.hf.space ("*" for any
 origin but "null").
-
-Flags:
-  --to URL               the decision server (e.g. http://gpu-box:8000)
-  --addr HOST:PORT       listen address (default 127.0.0.1:8091)
-  --allow-origin ORIGIN  origin allowed to call (repeatable)
-  --timeout D            bound on one request to the server, e.g. 2m (default 2m)
 `
 }
 
 func (c *ProxyCommand) Run(ctx context.Context, args []string) error {
 	fs := newFlags("proxy", c.Usage)
-	to := fs.String("to", "", "")
-	addr := fs.String("addr", "127.0.0.1:8091", "")
-	timeout := fs.Duration("timeout", 2*time.Minute, "")
+	to := fs.String("to", "", "the decision server's `URL` (e.g. http://gpu-box:8000)")
+	addr := fs.String("addr", "127.0.0.1:8091", "listen address `HOST:PORT`")
+	timeout := fs.Duration("timeout", 2*time.Minute, "bound on one request to the server, e.g. 90s")
 	var origins multiFlag
-	fs.Var(&origins, "allow-origin", "")
+	fs.Var(&origins, "allow-origin", "`ORIGIN` allowed to call")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err

@@ -22,25 +22,18 @@ row blocks, so memory stays small), and repeats the model card's identity
 check (SHA-256 of each tensor's first 256 KiB in both checkpoints).
 Checkpoints are single model.safetensors files or Hub-style shards with
 model.safetensors.index.json.
-
-Flags:
-  --base DIR          base checkpoint (required)
-  --tuned DIR         tuned checkpoint (required)
-  --claims NAME|FILE  claims profile for the fidelity bounds
-  --workers N         parallel workers (default: all cores)
-  --json              print the result as JSON
-  --no-progress       no progress on stderr
 `
 }
 
 func (c *RebuildCommand) Run(ctx context.Context, args []string) error {
 	fs := newFlags("rebuild", c.Usage)
-	baseFlag := fs.String("base", "", "")
-	tunedFlag := fs.String("tuned", "", "")
-	claimsFlag := fs.String("claims", "", "")
-	workers := fs.Int("workers", 0, "")
-	asJSON := fs.Bool("json", false, "")
-	noProgress := fs.Bool("no-progress", false, "")
+	baseFlag := fs.String("base", "", "base checkpoint `DIR` (required)")
+	tunedFlag := fs.String("tuned", "", "tuned checkpoint `DIR` (required)")
+	claimsFlag := fs.String("claims", "", "claims profile `NAME|FILE` for the fidelity bounds")
+	workers := fs.Int("workers", 0, "parallel workers (default: all cores)")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	noProgress := fs.Bool("no-progress", false, "no progress on stderr")
+	color := colorFlag(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -67,9 +60,9 @@ func (c *RebuildCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	res := out.Rebuild
-	return done(c.stdout, *asJSON, res, res.Outcome, func(w io.Writer) {
+	return done(c.stdout, *asJSON, *color, res, res.Outcome, func(w io.Writer) {
 		printRebuild(w, res)
-		fmt.Fprintf(w, "\nverdict: %s\n", res.Verdict.Label())
+		printVerdict(w, res.Verdict)
 	})
 }
 
@@ -78,7 +71,7 @@ func printRebuild(w io.Writer, res *report.Rebuild) {
 		printFindings(w, res.Findings)
 		return
 	}
-	fmt.Fprintf(w, "\nrebuild: %d tensors compared, %d differ; %d modules rebuilt\n", res.Compared, len(res.Differing), len(res.Matrices))
+	fmt.Fprintf(w, "\nrebuild: %s compared, %d differ; %s rebuilt\n", count(res.Compared, "tensor"), len(res.Differing), count(len(res.Matrices), "module"))
 	worst := struct{ ratio, rel float64 }{}
 	for _, m := range res.Matrices {
 		worst.ratio = max(worst.ratio, m.ResidualToNoise)

@@ -26,26 +26,21 @@ import (
 type ServeCommand struct{ stdout, stderr io.Writer }
 
 func (c *ServeCommand) Usage() string {
-	return `Usage: clefcheck serve [--addr HOST:PORT] [--web DIR] [--world DIR]
+	return `Usage: clefcheck serve [flags]
 
 Hosts the clefcheck web app, the demo world's files under /demo/ (read by the
 page with Range requests) and the demo decision service (POST /v1/systemone,
 GET /health) on one origin, so that everything works with no GPU and no
 download. Stops gracefully on Ctrl-C or SIGTERM. --web is the folder with app.wasm and the static assets (make
 wasm puts them in build/web); --world is generated there if missing.
-
-Flags:
-  --addr HOST:PORT   listen address (default 127.0.0.1:8080)
-  --web DIR          app.wasm and assets (default build/web)
-  --world DIR        the demo world (default demo)
 `
 }
 
 func (c *ServeCommand) Run(ctx context.Context, args []string) error {
 	fs := newFlags("serve", c.Usage)
-	addr := fs.String("addr", "127.0.0.1:8080", "")
-	webDir := fs.String("web", "build/web", "")
-	worldDir := fs.String("world", "demo", "")
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address `HOST:PORT`")
+	webDir := fs.String("web", "build/web", "the folder `DIR` with app.wasm and the assets")
+	worldDir := fs.String("world", "demo", "the demo world `DIR`")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err

@@ -25,7 +25,7 @@ import (
 type SiteCommand struct{ stdout, stderr io.Writer }
 
 func (c *SiteCommand) Usage() string {
-	return `Usage: clefcheck site [--out DIR] [--base /PREFIX] [--web DIR] [--world DIR] [--space]
+	return `Usage: clefcheck site [flags]
 
 Writes the static site: every page's HTML, app.js, wasm_exec.js, the
 service worker and manifest (go-app), app.wasm and the assets from --web,
@@ -34,23 +34,16 @@ answers) under demo/. The Version changes with app.wasm, so browsers never
 keep a stale app. With --base the site works under that sub-path (GitHub
 Pages), links included. With --space it adds a README.md with the front
 matter of a static Hugging Face Space.
-
-Flags:
-  --out DIR      output folder (default build/site)
-  --base PREFIX  URL path prefix, e.g. /clefcheck (default: the root)
-  --web DIR      app.wasm and assets (default build/web)
-  --world DIR    the demo world (default demo; generated if missing)
-  --space        also write the Space's README.md
 `
 }
 
 func (c *SiteCommand) Run(ctx context.Context, args []string) error {
 	fs := newFlags("site", c.Usage)
-	out := fs.String("out", "build/site", "")
-	base := fs.String("base", "", "")
-	webDir := fs.String("web", "build/web", "")
-	worldDir := fs.String("world", "demo", "")
-	space := fs.Bool("space", false, "")
+	out := fs.String("out", "build/site", "output folder `DIR`")
+	base := fs.String("base", "", "URL path `PREFIX`, e.g. /clefcheck (default: the root)")
+	webDir := fs.String("web", "build/web", "the folder `DIR` with app.wasm and the assets")
+	worldDir := fs.String("world", "demo", "the demo world `DIR` (generated if missing)")
+	space := fs.Bool("space", false, "also write the Space's README.md")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err

@@ -14,7 +14,7 @@ import (
 type WorldCommand struct{ stdout, stderr io.Writer }
 
 func (c *WorldCommand) Usage() string {
-	return `Usage: clefcheck world [--full] [--seed N] OUTDIR
+	return `Usage: clefcheck world [flags] OUTDIR
 
 Writes the built-in demo world into OUTDIR: a tiny Clef-like base model and
 its tuned twin (sharded checkpoints under base/ and tuned/), and the rank-16
@@ -26,17 +26,13 @@ answers and hidden states). Deterministic in the seed.
 With --full, writes instead the 1.40 GB twin of kvit-s/clef-lora-r256 into
 OUTDIR/adapter: the same 186 tensor pairs, names and shapes, with random
 factors in SVD form and a matching extraction report — for benchmarks.
-
-Flags:
-  --full      the full-size twin of the real adapter
-  --seed N    random seed (default 1)
 `
 }
 
 func (c *WorldCommand) Run(ctx context.Context, args []string) error {
 	fs := newFlags("world", c.Usage)
-	full := fs.Bool("full", false, "")
-	seed := fs.Uint64("seed", 1, "")
+	full := fs.Bool("full", false, "write the full-size twin of the real adapter instead")
+	seed := fs.Uint64("seed", 1, "random seed")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -52,7 +48,7 @@ func (c *WorldCommand) Run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(c.stdout, "wrote the full-size twin (%d bytes of factors) to %s/adapter\n", n, pos[0])
+		fmt.Fprintf(c.stdout, "wrote the full-size twin (%s of factors) to %s/adapter\n", size(n), pos[0])
 		return nil
 	}
 	if err := service.BuildDemo(pos[0], *seed); err != nil {

@@ -229,3 +229,7 @@ func (o onlyFS) entries() ([]fs.DirEntry, error) {
 	}
 	return []fs.DirEntry{fs.FileInfoToDirEntry(st)}, nil
 }
+
+// Tool is the running program as the reports name it: its module version
+// and VCS revision from the build info.
+func Tool() report.Tool { return tool() }
