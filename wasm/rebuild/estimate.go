@@ -64,7 +64,7 @@ func tQuantile(p float64, df int) float64 {
 //	R̂  = Σ_S y / Σ_S x
 //	e_i = y_i − R̂·x_i,  s² = Σ_S e_i² / (m − 1)
 //	SE² = (1 − m/n) · s² / (m · x̄²),  x̄ = Σ_S x / m
-//	[R̂ − t·SE, R̂ + t·SE] ∩ [0, ∞),  t = t_{m−1}(p)
+//	[R̂·e^(−t·SE/R̂), R̂·e^(t·SE/R̂)],  t = t_{m−1}(p)
 //
 // (Cochran, Sampling Techniques, §6.3–6.4). With m = n the estimate is
 // exact and the interval is the point. ok is false when Σ_S x is not
@@ -90,8 +90,14 @@ func ratio(y, x []float64, n int, p float64) (est, lo, hi float64, ok bool) {
 	}
 	xbar := sx / float64(m)
 	se := math.Sqrt((1-float64(m)/float64(n))*ss/float64(m-1)/float64(m)) / xbar
+	// On the log scale (the delta method: SE(log R̂) = SE/R̂): R̂ is a
+	// positive ratio whose sampling distribution is skewed to the right,
+	// and the interval R̂·e^(±t·SE/R̂) is too (wider above).
 	t := tQuantile(p, m-1)
-	return est, max(0, est-t*se), est + t*se, true
+	if !(est > 0) { // no residual in the sample (or not a number): the linear bound
+		return est, est, est + t*se, true
+	}
+	return est, est * math.Exp(-t*se/est), est * math.Exp(t*se/est), true
 }
 
 // total estimates Σ_U y from the sample: n/m · Σ_S y.
