@@ -28,9 +28,10 @@ ADAPTER/extraction-report.json is used when present.
 Flags:
   --claims NAME|FILE  claims profile to check against (built-in: clef-lora-r256, demo)
   --report FILE       extraction report (default: ADAPTER/extraction-report.json)
-  --base DIR          base checkpoint, with --tuned: run the rebuild check too
-  --tuned DIR         tuned checkpoint
-  --mode MODE         quick, randomized or exact (default exact):
+  --base SOURCE       base checkpoint, with --tuned: run the rebuild check too (a folder,
+                      a URL or a Hub repository; see clefcheck rebuild)
+  --tuned SOURCE      tuned checkpoint
+` + rebuildUsage() + `  --mode MODE         quick, randomized or exact (default exact):
                       quick skips the spectra (inventory, dtypes, NaN/Inf scan, norms only);
                       randomized checks the SVD form with Gaussian probes, exact Grams only
                       where they reject (see wasm/spectral: the bound holds w.p. ≥ 1 − 2.5e-7);
@@ -60,6 +61,7 @@ func (c *AuditCommand) Run(ctx context.Context, args []string) error {
 	randomized := fs.Bool("randomized", false, "")
 	exact := fs.Bool("exact", false, "")
 	workers := fs.Int("workers", 0, "")
+	rf := addRebuildFlags(fs)
 	asJSON := fs.Bool("json", false, "")
 	matrices := fs.Bool("matrices", false, "")
 	noProgress := fs.Bool("no-progress", false, "")
@@ -99,6 +101,11 @@ func (c *AuditCommand) Run(ctx context.Context, args []string) error {
 		if spec.Tuned, err = input(host, "--tuned", *tunedFlag); err != nil {
 			return err
 		}
+		if err := rf.apply(fs, spec, spec.Base.URL != "" || spec.Tuned.URL != ""); err != nil {
+			return err
+		}
+	} else if rf.used(fs) {
+		return &UsageError{Msg: "--rows, --full, --max-bytes and --seed are the rebuild's: give --base and --tuned"}
 	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)

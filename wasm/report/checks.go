@@ -89,7 +89,7 @@ func (p *RebuildPlan) String() string {
 	if p.MaxBytes > 0 {
 		bound = fmt.Sprintf(" (at most %s)", MB(p.MaxBytes))
 	}
-	return fmt.Sprintf("rebuild plan: %s %d modules: %s from the two checkpoints%s — %d tensor heads (%s) and %d rows each (%s); %s of the adapter's factors",
+	return fmt.Sprintf("rebuild plan: %s %d modules: %s from the two checkpoints%s — %d tensor heads (%s) and %d rows from each (%s); %s of the adapter's factors",
 		what, p.Modules, MB(p.Bytes), bound, p.IdentityReads, MB(p.IdentityBytes), p.Rows, MB(p.RowBytes), MB(p.AdapterBytes))
 }
 
