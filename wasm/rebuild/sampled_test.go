@@ -3,6 +3,7 @@ package rebuild
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -358,4 +359,114 @@ func keptHeads(t *testing.T, dir string) (bytes int64, reads int) {
 		}
 	}
 	return bytes, reads
+}
+
+// transposedWorld rewrites the shared world's checkpoints as single files
+// whose adapted matrices are stored in × out, and its config with
+// fan_in_fan_out (GPT-2's Conv1D layout): the same weights, transposed.
+func transposedWorld(t *testing.T, from string) string {
+	t.Helper()
+	dir := t.TempDir()
+	ack, err := safetensors.OpenCheckpoint(source.Dir(filepath.Join(from, world.AdapterDir)), ".", "adapter_model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	adapted := map[string]bool{}
+	for m := range Pairs(ack) {
+		adapted[m] = true
+	}
+	ack.Close()
+	for _, sub := range []string{world.BaseDir, world.TunedDir} {
+		ck, err := safetensors.OpenCheckpoint(source.Dir(filepath.Join(from, sub)), ".", "model")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ts []safetensors.Tensor
+		for _, name := range ck.Names() {
+			ti, r, _ := ck.Tensor(name)
+			raw, err := r.ReadTensor(name, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			shape := ti.Shape
+			if adapted[trimWeight(name)] {
+				rows, cols, sz := int(shape[0]), int(shape[1]), 2
+				tr := make([]byte, len(raw))
+				for i := 0; i < rows; i++ {
+					for j := 0; j < cols; j++ {
+						copy(tr[(j*rows+i)*sz:(j*rows+i+1)*sz], raw[(i*cols+j)*sz:(i*cols+j+1)*sz])
+					}
+				}
+				raw, shape = tr, []int64{shape[1], shape[0]}
+			}
+			ts = append(ts, safetensors.Tensor{Spec: safetensors.Spec{Name: name, DType: ti.DType, Shape: shape}, Data: raw})
+		}
+		ck.Close()
+		f, err := os.Create(filepath.Join(dir, sub, "model.safetensors"))
+		if os.IsNotExist(err) {
+			os.MkdirAll(filepath.Join(dir, sub), 0o755)
+			f, err = os.Create(filepath.Join(dir, sub, "model.safetensors"))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := safetensors.Encode(f, nil, ts); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	ad := filepath.Join(dir, world.AdapterDir)
+	os.MkdirAll(ad, 0o755)
+	for _, name := range []string{"adapter_model.safetensors", "adapter_config.json"} {
+		data, err := os.ReadFile(filepath.Join(from, world.AdapterDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "adapter_config.json" {
+			data = []byte(strings.Replace(string(data), `"fan_in_fan_out": false`, `"fan_in_fan_out": true`, 1))
+			if !strings.Contains(string(data), `"fan_in_fan_out": true`) {
+				t.Fatalf("config: %s", data)
+			}
+		}
+		os.WriteFile(filepath.Join(ad, name), data, 0o644)
+	}
+	return dir
+}
+
+// TestSampledFanInFanOut: with fan_in_fan_out the weights are stored
+// in × out, so a contiguous stored row is a column x of W, rebuilt as
+// s·B·A[:, x]: the full rebuild of the transposed world gives the figures
+// of the original one (sums in another order: 10⁻⁹ relative), and the
+// sampled one (32 stored rows of each module) covers them.
+func TestSampledFanInFanOut(t *testing.T) {
+	dir, orig := sharedWorld(t)
+	tdir := transposedWorld(t, dir)
+	full, err := Run(context.Background(), localOpt(tdir, 0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := byModule(orig)
+	if full.Verdict != report.VerdictPass || len(full.Matrices) != 186 {
+		t.Fatalf("full, transposed: %s, %d matrices: %v", full.Verdict, len(full.Matrices), full.Findings)
+	}
+	for _, m := range full.Matrices {
+		if w := want[m.Module]; m.Out != w.Out || m.In != w.In || math.Abs(m.ResidualToNoise-w.ResidualToNoise) > 1e-9*w.ResidualToNoise {
+			t.Fatalf("%s transposed: %d×%d %.9g, stored out × in: %d×%d %.9g", m.Module, m.Out, m.In, m.ResidualToNoise, w.Out, w.In, w.ResidualToNoise)
+		}
+	}
+	sam, err := Run(context.Background(), localOpt(tdir, 32, 7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sam.Verdict == report.VerdictFail || sam.Verdict == report.VerdictError || len(sam.Matrices) != 186 {
+		t.Fatalf("sampled, transposed: %s: %v", sam.Verdict, sam.Findings)
+	}
+	for _, m := range sam.Matrices {
+		if m.Units != m.In || m.Rows != min(32, m.In) {
+			t.Errorf("%s: %d of %d stored rows, W is %d × %d", m.Module, m.Rows, m.Units, m.Out, m.In)
+		}
+	}
+	if miss := covers(sam, orig); len(miss) > 0 {
+		t.Errorf("%d intervals miss: %v", len(miss), miss)
+	}
 }
