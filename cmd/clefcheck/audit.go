@@ -30,6 +30,9 @@ The deep check is exact unless --mode says otherwise: quick skips the spectra
 with Gaussian probes and computes exact Grams only where they reject (see
 wasm/spectral: the bound holds w.p. ≥ 1 − 2.5e-7); exact computes every pair's
 Gram matrices.
+With --base and --tuned (folders, URLs or Hub repositories, read by range
+at the commit their revision resolves to) the rebuild check runs too; from a
+URL or a Hub repository it is sampled by default (see clefcheck help rebuild).
 
 Exit status: 0 pass or warn, 1 fail, 2 could not run.
 `
@@ -39,13 +42,14 @@ func (c *AuditCommand) Run(ctx context.Context, args []string) error {
 	fs := newFlags("audit", c.Usage)
 	claimsFlag := fs.String("claims", "", "claims profile `NAME|FILE` to check against: a built-in one (clef-lora-r256, demo) or a JSON file")
 	reportFlag := fs.String("report", "", "extraction report `FILE` (default: ADAPTER/extraction-report.json)")
-	baseFlag := fs.String("base", "", "base checkpoint `DIR`; with --tuned, run the rebuild check too")
-	tunedFlag := fs.String("tuned", "", "tuned checkpoint `DIR`")
+	baseFlag := fs.String("base", "", "base checkpoint `SOURCE` (a folder, a URL or a Hub repository); with --tuned, run the rebuild check too")
+	tunedFlag := fs.String("tuned", "", "tuned checkpoint `SOURCE`")
 	modeFlag := fs.String("mode", "", "the deep check's `MODE`: quick, randomized or exact (default exact)")
 	quick := fs.Bool("quick", false, "short for --mode quick")
 	randomized := fs.Bool("randomized", false, "short for --mode randomized")
 	exact := fs.Bool("exact", false, "short for --mode exact")
 	workers := fs.Int("workers", 0, "parallel workers (default: all cores)")
+	rf := addRebuildFlags(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object {verdict, findings, summary, matrices}")
 	matrices := fs.Bool("matrices", false, "with the text output, list every pair's figures")
 	noProgress := fs.Bool("no-progress", false, "no progress on stderr")
@@ -86,6 +90,11 @@ func (c *AuditCommand) Run(ctx context.Context, args []string) error {
 		if spec.Tuned, err = input(host, "--tuned", *tunedFlag); err != nil {
 			return err
 		}
+		if err := rf.apply(fs, spec, spec.Base.URL != "" || spec.Tuned.URL != ""); err != nil {
+			return err
+		}
+	} else if rf.used(fs) {
+		return &UsageError{Msg: "--rows, --full, --max-bytes and --seed are the rebuild's: give --base and --tuned"}
 	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)

@@ -29,6 +29,9 @@ func runJob(ctx context.Context, spec *jobs.Spec, host *runner.Native, stderr io
 		if e.Status != nil {
 			prog.report(*e.Status)
 		}
+		if e.Plan != nil { // what a rebuild will read, before it starts
+			prog.line(e.Plan.String())
+		}
 	})
 }
 

@@ -56,3 +56,15 @@ func (p *progressPrinter) done() {
 	}
 	p.shown = false
 }
+
+// line prints a line of its own on stderr (a rebuild's plan), even with
+// progress off.
+func (p *progressPrinter) line(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown && p.tty {
+		fmt.Fprintln(p.w)
+		p.shown = false
+	}
+	fmt.Fprintln(p.w, s)
+}

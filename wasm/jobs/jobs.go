@@ -13,7 +13,7 @@ const (
 	KindAudit     = "audit"     // Adapter, Mode, claims, ReportFile, [Base+Tuned: with the rebuild] → Audit
 	KindOpen      = "open"      // Adapter → Modules; Base+Tuned → their headers checked
 	KindSample    = "sample"    // Adapter, Module, Row0, Col0, Size → Block
-	KindRebuild   = "rebuild"   // Adapter, Base, Tuned, claims → Rebuild
+	KindRebuild   = "rebuild"   // Adapter, Base, Tuned (default: the claims' checkpoints), claims, [Rows, MaxBytes, Seed] → Rebuild (a Plan event first)
 	KindHidden    = "hidden"    // Ref, Cand folders → Hidden; or Site+Server: captured live
 	KindAnswers   = "answers"   // Ref, Cand folders of answers, [RecordFiles: known answers] → Answers
 	KindRecords   = "records"   // Site, Datasets → Records, RefAnswers
@@ -74,6 +74,15 @@ type Spec struct {
 	// (on by default; natively it is nearly free, in the browser it may
 	// read again what the pool workers read out of order).
 	NoDigest bool `json:"no_digest,omitempty"`
+	// rebuild (and audit with Base+Tuned). Rows > 0 samples that many
+	// rows of every module from both checkpoints, read by range, and
+	// estimates each module's figures with an interval; 0 rebuilds every
+	// row (full). MaxBytes bounds what is read from the two checkpoints
+	// (0: DefaultMaxBytes when sampled, no bound when full): a plan beyond
+	// it does not start. Seed chooses the rows (0: a fresh one, reported).
+	Rows     int    `json:"rows,omitempty"`
+	MaxBytes int64  `json:"max_bytes,omitempty"`
+	Seed     uint64 `json:"seed,omitempty"`
 	// sample
 	Module string `json:"module,omitempty"`
 	Row0   int    `json:"row0,omitempty"`
@@ -123,6 +132,7 @@ type Event struct {
 	Engine    string              `json:"engine,omitempty"`    // where the audit's pairs are checked
 	Inventory *report.Audit       `json:"inventory,omitempty"` // the audit's header inventory
 	Row       *report.DecisionRow `json:"row,omitempty"`       // one decision
+	Plan      *report.RebuildPlan `json:"plan,omitempty"`      // what a rebuild will read, before it starts
 }
 
 // Output is a finished job; the field of its kind is set.
@@ -154,6 +164,15 @@ const (
 	MaxBlock       = 64
 	MaxRecords     = 100000
 	MaxConcurrency = 32
+)
+
+// DefaultRows and DefaultMaxBytes are the sampled rebuild's defaults (the
+// CLI's --rows and --max-bytes): for Clef, 32 rows of each of the 186
+// modules from both checkpoints are ≈ 163 MB, the identity check's 2 × 1,184
+// tensor heads of at most 256 KiB ≈ 330 MB.
+const (
+	DefaultRows     = 32
+	DefaultMaxBytes = 512 << 20
 )
 
 // DemoDatasets are the demo world's record sets.

@@ -2,7 +2,6 @@ package rebuild
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"io/fs"
 	"math"
@@ -10,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -24,9 +24,6 @@ import (
 	"github.com/kvit-s/clefcheck/wasm/safetensors"
 	"github.com/kvit-s/clefcheck/wasm/source"
 )
-
-// HashPrefix is how much of each tensor the identity check hashes (the card's 256 KiB).
-const HashPrefix = 256 << 10
 
 // DefaultRatioBound is the residual_to_noise bound used without claims.
 const DefaultRatioBound = 1.1
@@ -44,7 +41,30 @@ type Options struct {
 	Workers              int
 	RowBlock             int // rows per block (default 256)
 	Progress             func(progress.Status)
+	// Rows > 0 makes a sampled rebuild: Rows stored rows of every module
+	// (all of them where it has fewer), chosen by Seed, read from both
+	// checkpoints; 0 rebuilds every row.
+	Rows int
+	Seed uint64 // the rows' seed (0: a fresh one, reported)
+	// MaxBytes bounds what is read from the two checkpoints after their
+	// headers (the plan's Bytes; 0: no bound): a plan beyond it does not
+	// start, and the result says what would fit.
+	MaxBytes int64
+	// OnPlan, when set, is told the plan before anything is read.
+	OnPlan func(*report.RebuildPlan)
+	// Exact, when set, is called once the checkpoints' headers are read:
+	// a host that reads them by range then makes every later read one
+	// request for exactly its bytes (no read-ahead chunks), so what is
+	// fetched is what was planned.
+	Exact func()
+	// Concurrency bounds the identity check's reads in flight (default
+	// IdentityConcurrency).
+	Concurrency int
 }
+
+// IdentityConcurrency is how many tensor heads the identity check reads at
+// once by default (over HTTP, one Range request each).
+const IdentityConcurrency = 8
 
 // Matrix is report.RebuildMatrix.
 type Matrix = report.RebuildMatrix
@@ -60,15 +80,28 @@ type job struct {
 	s      float64
 	r      int
 	fanIn  bool
+	// set by prepare
+	ta, tb, tw, tt safetensors.TensorInfo
+	ra, rb, rw, rt *safetensors.Reader
+	units          int   // stored rows of the weight (out, or in with fan_in_fan_out)
+	rowBytes       int64 // bytes of one stored row
+	rows           []int // sampled: the stored rows read, ascending
 }
 
 // Run performs the rebuild check.
 func Run(ctx context.Context, opt Options) (*Result, error) {
-	res := &Result{}
+	res := &Result{Mode: report.RebuildFull}
+	if opt.Rows > 0 {
+		res.Mode = report.RebuildSampled
+	}
 	var c report.Collector
 	finish := func() *Result {
 		res.Outcome = c.Outcome()
 		return res
+	}
+	if opt.Rows == 1 {
+		c.Add(report.Could(report.CheckInvalid, "rows", "a sampled rebuild reads at least 2 rows of each module (the interval needs the rows' variance): choose more rows"))
+		return finish(), nil
 	}
 	cfg, err := peft.ReadConfig(opt.Adapter, "adapter_config.json")
 	if err != nil {
@@ -90,6 +123,9 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	}
 	if cks[0] == nil || cks[1] == nil || cks[2] == nil {
 		return finish(), nil
+	}
+	if opt.Exact != nil {
+		opt.Exact()
 	}
 	ad, base, tuned := cks[0], cks[1], cks[2]
 	rep := opt.Report
@@ -117,36 +153,48 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 			j.keyB = name
 		}
 	}
+	var mods []string
+	for mod := range pairs {
+		mods = append(mods, mod)
+	}
+	sort.Strings(mods)
+	var jobs []*job
+	for _, mod := range mods {
+		j := pairs[mod]
+		if j.keyA == "" || j.keyB == "" {
+			continue // the audit reports half pairs
+		}
+		_, _, okB := base.Tensor(j.weight)
+		_, _, okT := tuned.Tensor(j.weight)
+		if !okB || !okT {
+			c.Addf(report.PairUnexpected, report.Fail, mod, nil, nil, "the adapter has a pair for %s, which the checkpoints do not have", j.weight)
+			continue
+		}
+		if fs := prepare(j, ad, base, tuned); fs != nil {
+			c.Findings = append(c.Findings, fs...)
+			continue
+		}
+		jobs = append(jobs, j)
+	}
+
+	// The plan, before anything is read.
+	plan := planOf(jobs, base, tuned, opt)
+	res.Plan = plan
+	if opt.OnPlan != nil {
+		opt.OnPlan(plan)
+	}
+	if opt.MaxBytes > 0 && plan.Bytes > opt.MaxBytes {
+		c.Add(report.Could(report.CheckInvalid, "rebuild plan", "%s", overBudget(plan, jobs, base, tuned, opt)))
+		return finish(), nil
+	}
+	var read atomic.Int64
+	defer func() { res.BytesRead = read.Load() }()
 
 	// The card's step 1.
-	meter := progress.NewMeter("identity check", int64(len(base.Names())+len(tuned.Names())), opt.Progress)
-	meter.Unit = "tensors"
-	differing := map[string]bool{}
-	seen := map[string]bool{}
-	for _, name := range base.Names() {
-		seen[name] = true
-		if _, _, ok := tuned.Tensor(name); !ok {
-			c.Addf(report.RebuildError, report.Fail, name, nil, nil, "in the base checkpoint but not in the tuned one")
-			continue
-		}
-		same, err := samePrefix(base, tuned, name)
-		meter.Add(2)
-		if err != nil {
-			c.Findings = append(c.Findings, findings.Of(err, name)...)
-			continue
-		}
-		res.Compared++
-		if !same {
-			differing[name] = true
-			res.Differing = append(res.Differing, name)
-		}
+	differing, err := identity(ctx, &c, res, base, tuned, opt, &read)
+	if err != nil {
+		return nil, err
 	}
-	for _, name := range tuned.Names() {
-		if !seen[name] {
-			c.Addf(report.RebuildError, report.Fail, name, nil, nil, "in the tuned checkpoint but not in the base one")
-		}
-	}
-	meter.Finish()
 	sort.Strings(res.Differing)
 	for _, name := range res.Differing {
 		mod := trimWeight(name)
@@ -154,47 +202,26 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 			c.Addf(report.PairMissing, report.Fail, mod, nil, nil, "the tuned model's %s differs from the base's (first %d KiB), but the adapter has no pair for it", name, HashPrefix>>10)
 		}
 	}
-	if p := opt.Claims; p != nil && p.TensorsCompared > 0 && res.Compared != p.TensorsCompared {
-		c.Addf(report.RebuildError, report.Warn, "checkpoints", res.Compared, p.TensorsCompared, "%d tensors compared, the claims say %d", res.Compared, p.TensorsCompared)
-	}
-	if rep != nil {
-		if rep.TensorsCompared != nil && *rep.TensorsCompared != res.Compared {
-			c.Addf(report.ReportMismatch, report.Fail, "extraction-report.json", res.Compared, *rep.TensorsCompared, "%d tensors compared here, the report says %d", res.Compared, *rep.TensorsCompared)
-		}
-		if rep.TensorsDiffering != nil && *rep.TensorsDiffering != len(res.Differing) {
-			c.Addf(report.ReportMismatch, report.Fail, "extraction-report.json", len(res.Differing), *rep.TensorsDiffering, "%d tensors differ here, the report says %d", len(res.Differing), *rep.TensorsDiffering)
+	identityClaims(&c, res, opt.Claims, rep)
+	for _, j := range jobs {
+		if !differing[j.weight] {
+			c.Addf(report.PairUnexpected, report.Warn, j.m.Module, nil, nil, "the adapter changes %s, whose first %d KiB are identical in base and tuned", j.weight, HashPrefix>>10)
 		}
 	}
 
 	// Rebuild each pair.
-	var jobs []*job
-	var total int64
-	var mods []string
-	for mod := range pairs {
-		mods = append(mods, mod)
+	var sam *sampling
+	if opt.Rows > 0 {
+		sam = newSampling(jobs, opt)
+		res.Sample = sam.info()
 	}
-	sort.Strings(mods)
-	for _, mod := range mods {
-		j := pairs[mod]
-		if j.keyA == "" || j.keyB == "" {
-			continue // the audit reports half pairs
-		}
-		tb, _, okB := base.Tensor(j.weight)
-		_, _, okT := tuned.Tensor(j.weight)
-		if !okB || !okT {
-			c.Addf(report.PairUnexpected, report.Fail, mod, nil, nil, "the adapter has a pair for %s, which the checkpoints do not have", j.weight)
-			continue
-		}
-		if !differing[j.weight] {
-			c.Addf(report.PairUnexpected, report.Warn, mod, nil, nil, "the adapter changes %s, whose first %d KiB are identical in base and tuned", j.weight, HashPrefix>>10)
-		}
-		total += 2 * tb.Bytes()
-		jobs = append(jobs, j)
-	}
-	meter = progress.NewMeter("rebuild", total, opt.Progress)
+	meter := progress.NewMeter("rebuild", plan.RowBytes, opt.Progress)
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
+		if sam != nil {
+			workers = max(workers, 4) // the reads wait on the network more than on the cores
+		}
 	}
 	block := opt.RowBlock
 	if block <= 0 {
@@ -208,7 +235,12 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		go func() {
 			defer wg.Done()
 			for j := range ch {
-				fs := rebuildOne(j, ad, base, tuned, block, meter)
+				var fs []report.Finding
+				if sam != nil {
+					fs = sam.one(j, meter, &read)
+				} else {
+					fs = rebuildOne(j, block, meter, &read)
+				}
 				mu.Lock()
 				c.Findings = append(c.Findings, fs...)
 				mu.Unlock()
@@ -229,11 +261,18 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		return nil, cerr
 	}
 	for _, j := range jobs {
-		if j.m.NoiseFro == 0 && j.m.Out == 0 {
+		if j.m.Out == 0 {
 			continue
 		}
 		res.Matrices = append(res.Matrices, j.m)
-		judge(&c, j.m, opt.Claims, rep)
+		if sam != nil {
+			sam.judge(&c, j.m, opt.Claims, rep)
+		} else {
+			judge(&c, j.m, opt.Claims, rep)
+		}
+	}
+	if sam != nil {
+		res.Sample.Decided, res.Sample.Undecided = sam.decided, sam.undecided
 	}
 	return finish(), nil
 }
@@ -246,34 +285,16 @@ func trimWeight(name string) string {
 	return name
 }
 
-// samePrefix compares two tensors' dtype, shape and the SHA-256 of their
-// first HashPrefix bytes.
-func samePrefix(a, b *safetensors.Checkpoint, name string) (bool, error) {
-	ta, ra, _ := a.Tensor(name)
-	tb, rb, _ := b.Tensor(name)
-	if ta.DType != tb.DType || fmt.Sprint(ta.Shape) != fmt.Sprint(tb.Shape) {
-		return false, nil
-	}
-	n := min(ta.Bytes(), HashPrefix)
-	ba, err := ra.ReadRange(ta, 0, n, nil)
-	if err != nil {
-		return false, err
-	}
-	bb, err := rb.ReadRange(tb, 0, n, nil)
-	if err != nil {
-		return false, err
-	}
-	return sha256.Sum256(ba) == sha256.Sum256(bb), nil
-}
-
-// rebuildOne computes one module's figures in blocks of rows.
-func rebuildOne(j *job, ad, base, tuned *safetensors.Checkpoint, block int, meter *progress.Meter) []report.Finding {
+// prepare checks a pair's shapes and dtypes against its weight's and
+// notes where its tensors are; findings mean it cannot be rebuilt.
+func prepare(j *job, ad, base, tuned *safetensors.Checkpoint) []report.Finding {
 	var c report.Collector
 	m := j.m
 	ta, ra, _ := ad.Tensor(j.keyA)
 	tb, rb, _ := ad.Tensor(j.keyB)
 	tw, rw, _ := base.Tensor(j.weight)
 	tt, rt, _ := tuned.Tensor(j.weight)
+	j.ta, j.tb, j.tw, j.tt, j.ra, j.rb, j.rw, j.rt = ta, tb, tw, tt, ra, rb, rw, rt
 	if len(ta.Shape) != 2 || len(tb.Shape) != 2 || len(tw.Shape) != 2 || fmt.Sprint(tw.Shape) != fmt.Sprint(tt.Shape) {
 		c.Addf(report.ShapeMismatch, report.Fail, m.Module, fmt.Sprint(tw.Shape), nil, "cannot rebuild: base %v, tuned %v, lora_A %v, lora_B %v", tw.Shape, tt.Shape, ta.Shape, tb.Shape)
 		return c.Findings
@@ -294,23 +315,40 @@ func rebuildOne(j *job, ad, base, tuned *safetensors.Checkpoint, block int, mete
 			return c.Findings
 		}
 	}
-	m.Out, m.In, m.Large = out, in, out > r && in > r
+	if tw.DType != tt.DType {
+		c.Addf(report.DtypeUnexpected, report.Fail, m.Module, tt.DType, tw.DType, "cannot rebuild: the base weight is %s, the tuned one %s", tw.DType, tt.DType)
+		return c.Findings
+	}
 	if r == 0 || out == 0 || in == 0 {
 		c.Addf(report.ShapeMismatch, report.Fail, m.Module, []int{out, in, r}, nil, "nothing to rebuild: lora_A %v, lora_B %v have no elements", ta.Shape, tb.Shape)
-		m.Out = 0
 		return c.Findings
 	}
 	if dec := 4 * (int64(r)*int64(in) + int64(out)*int64(r)); dec > MaxFactorBytes {
 		c.Addf(report.LimitExceeded, report.Fail, m.Module, dec, int64(MaxFactorBytes), "not rebuilt: the factors take %d MB decoded, more than the %d MB a worker holds (rebuild.MaxFactorBytes)", dec>>20, MaxFactorBytes>>20)
-		m.Out = 0
 		return c.Findings
 	}
+	j.r = r
+	j.units = int(tw.Shape[0])
+	j.rowBytes = tw.Shape[1] * int64(dtype.Size(tw.DType))
+	return nil
+}
+
+// rebuildOne computes one module's figures in blocks of rows.
+func rebuildOne(j *job, block int, meter *progress.Meter, read *atomic.Int64) []report.Finding {
+	var c report.Collector
+	m := j.m
+	ta, ra, tb, rb, tw, rw, tt, rt := j.ta, j.ra, j.tb, j.rb, j.tw, j.rw, j.tt, j.rt
+	r := j.r
+	in, out := int(ta.Shape[1]), int(tb.Shape[0])
+	m.Out, m.In, m.Large = out, in, out > r && in > r
 	a, err := decodeAll(ra, ta)
 	if err != nil {
+		m.Out = 0
 		return findings.Of(err, ta.Name)
 	}
 	bAll, err := decodeAll(rb, tb)
 	if err != nil {
+		m.Out = 0
 		return findings.Of(err, tb.Name)
 	}
 	var res2, noise2, tuned2, delta2 float64
@@ -328,12 +366,16 @@ func rebuildOne(j *job, ad, base, tuned *safetensors.Checkpoint, block int, mete
 		P := blas32.General{Rows: k, Cols: in, Stride: in, Data: prod[:k*in]}
 		blas32.Gemm(blas.NoTrans, blas.NoTrans, float32(j.s), Bk, A, 0, P)
 		if raw, err = readRows(rw, tw, i0, k, j.fanIn, wblk, raw); err != nil {
+			m.Out = 0
 			return findings.Of(err, tw.Name)
 		}
 		if raw, err = readRows(rt, tt, i0, k, j.fanIn, tblk, raw); err != nil {
+			m.Out = 0
 			return findings.Of(err, tt.Name)
 		}
-		meter.Add(2 * int64(k*in) * int64(dtype.Size(tw.DType)))
+		n := 2 * int64(k*in) * int64(dtype.Size(tw.DType))
+		meter.Add(n)
+		read.Add(n)
 		for x := 0; x < k*in; x++ {
 			w, t := float64(wblk[x]), float64(tblk[x])
 			d := t - w

@@ -24,6 +24,15 @@ type RebuildMatrix struct {
 	NoiseFro        float64 `json:"noise_fro"`
 	ResidualToNoise float64 `json:"residual_to_noise"`
 	RebuiltRelError float64 `json:"rebuilt_rel_error"`
+	// A sampled rebuild's: the figures above are then estimates from
+	// Rows of the matrix's Units stored rows (rows of out × in, or of
+	// in × out with fan_in_fan_out), with their intervals ([low, high], at
+	// the level Rebuild.Sample states). Rows = Units: every row was read
+	// and the figures are exact (the interval is the point).
+	Rows              int         `json:"rows_sampled,omitempty"`
+	Units             int         `json:"rows_total,omitempty"`
+	ResidualToNoiseCI *[2]float64 `json:"residual_to_noise_interval,omitempty"`
+	RebuiltRelErrorCI *[2]float64 `json:"rebuilt_rel_error_interval,omitempty"`
 }
 
 // Rebuild is the rebuild check's outcome (rebuild.Result).
@@ -32,8 +41,83 @@ type Rebuild struct {
 	Compared  int              `json:"tensors_compared"`
 	Differing []string         `json:"tensors_differing"`
 	Matrices  []*RebuildMatrix `json:"matrices"`
+	// Mode is full (every row of every module) or sampled (RebuildSample).
+	Mode string `json:"mode,omitempty"`
+	// Plan is what the rebuild was to read, computed before it started.
+	Plan *RebuildPlan `json:"plan,omitempty"`
+	// BytesRead is what it read from the two checkpoints after planning
+	// (the identity check's heads and the rows), as it asked for them.
+	BytesRead int64 `json:"bytes_read,omitempty"`
+	// Sample says how a sampled rebuild chose its rows and how sure its
+	// estimates are.
+	Sample *RebuildSample `json:"sample,omitempty"`
 	// Provenance says what was checked, with what and when.
 	Provenance *Provenance `json:"provenance,omitempty"`
+}
+
+// The rebuild's modes.
+const (
+	RebuildFull    = "full"
+	RebuildSampled = "sampled"
+)
+
+// RebuildPlan is what a rebuild reads, known from the headers before it
+// starts: the checkpoints' bytes (Bytes = IdentityBytes + RowBytes, both
+// checkpoints together) are what MaxBytes bounds; the adapter's are the
+// factors the products need.
+type RebuildPlan struct {
+	Mode          string `json:"mode"`
+	Modules       int    `json:"modules"`
+	RowsPerModule int    `json:"rows_per_module,omitempty"` // sampled
+	Rows          int64  `json:"rows"`                      // rows read per checkpoint, all modules
+	IdentityReads int    `json:"identity_reads"`            // tensor heads, both checkpoints
+	IdentityBytes int64  `json:"identity_bytes"`
+	RowBytes      int64  `json:"row_bytes"`
+	Bytes         int64  `json:"bytes"`
+	MaxBytes      int64  `json:"max_bytes,omitempty"` // 0: no bound
+	AdapterBytes  int64  `json:"adapter_bytes"`
+}
+
+// String is the plan in one line (the CLI shows it on stderr before the
+// rebuild starts).
+func (p *RebuildPlan) String() string {
+	what := "every row of"
+	if p.Mode == RebuildSampled {
+		what = fmt.Sprintf("%d rows of each of", p.RowsPerModule)
+	}
+	bound := ""
+	if p.MaxBytes > 0 {
+		bound = fmt.Sprintf(" (at most %s)", MB(p.MaxBytes))
+	}
+	return fmt.Sprintf("rebuild plan: %s %d modules: %s from the two checkpoints%s — %d tensor heads (%s) and %d rows from each (%s); %s of the adapter's factors",
+		what, p.Modules, MB(p.Bytes), bound, p.IdentityReads, MB(p.IdentityBytes), p.Rows, MB(p.RowBytes), MB(p.AdapterBytes))
+}
+
+// MB writes a byte count in MB (10⁶ bytes), with the exact count below 1 MB.
+func MB(n int64) string {
+	if n < 1e6 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+}
+
+// RebuildSample describes a sampled rebuild.
+type RebuildSample struct {
+	RowsPerModule int `json:"rows_per_module"`
+	// Seed chose the rows (the same seed and inputs choose the same rows).
+	Seed uint64 `json:"seed"`
+	// Estimator names how the figures and intervals were computed
+	// (package rebuild's doc says why).
+	Estimator string `json:"estimator"`
+	// Confidence is the simultaneous level of all the intervals together;
+	// Level that of each one (Bonferroni over Intervals of them).
+	Confidence float64 `json:"confidence"`
+	Level      float64 `json:"level"`
+	Intervals  int     `json:"intervals"`
+	// Decided and Undecided count the modules whose intervals did and did
+	// not settle every bound of the claims.
+	Decided   int `json:"decided"`
+	Undecided int `json:"undecided"`
 }
 
 // Block is a block of s·B·A (rebuild.Block).

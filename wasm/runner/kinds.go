@@ -96,6 +96,18 @@ func runSample(spec *jobs.Spec, h Host) (*jobs.Output, error) {
 }
 
 func runRebuild(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.Output, error) {
+	begun := time.Now()
+	prof, err := ClaimsOf(spec, h)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Base == nil && spec.Tuned == nil && prof != nil {
+		ep, tok := "", ""
+		if spec.Adapter != nil && spec.Adapter.URL != "" {
+			ep, tok = spec.Adapter.Endpoint, spec.Adapter.Token
+		}
+		ClaimsCheckpoints(spec, prof.Base.Repo, prof.Base.Revision, prof.Tuned.Repo, prof.Tuned.Revision, ep, tok)
+	}
 	var fss [3]fs.FS
 	for i, in := range []struct {
 		in   *jobs.Input
@@ -106,11 +118,12 @@ func runRebuild(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*job
 			return nil, err
 		}
 	}
-	prof, err := ClaimsOf(spec, h)
+	opt, err := rebuildOptions(spec, fss[1], fss[2], em)
 	if err != nil {
 		return nil, err
 	}
-	res, err := rebuild.Run(ctx, rebuild.Options{Adapter: fss[0], Base: fss[1], Tuned: fss[2], Claims: prof, Workers: workers(spec), Progress: em.status})
+	opt.Adapter, opt.Claims, opt.Workers, opt.Progress = fss[0], prof, workers(spec), em.status
+	res, err := rebuild.Run(ctx, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -118,6 +131,7 @@ func runRebuild(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*job
 	if label == "" {
 		label = spec.Base.String() + " and " + spec.Tuned.String()
 	}
+	res.Provenance = rebuildProvenance(spec, fss, prof, res, begun)
 	return &jobs.Output{Rebuild: res, Markdown: RebuildMarkdown(label, res)}, nil
 }
 

@@ -122,9 +122,30 @@ func BlockMarkdown(b *report.Block) string {
 func RebuildMarkdown(checkpoints string, r *report.Rebuild) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Rebuild check: %s\n\nCheckpoints: %s. %d tensors compared, %d differ; %d modules rebuilt.\n\n", r.Verdict.Label(), cell(checkpoints), r.Compared, len(r.Differing), len(r.Matrices))
+	if r.Plan != nil {
+		fmt.Fprintf(&b, "%s; read %s.\n\n", cell(r.Plan.String()), report.MB(r.BytesRead))
+	}
+	sampled := r.Sample != nil
+	if sampled {
+		s := r.Sample
+		fmt.Fprintf(&b, "Sampled: %d rows per module, seed %d; the figures are estimates, each interval at level %.6g (%d intervals, %.0f%% together). Estimator: %s.\n\n", s.RowsPerModule, s.Seed, s.Level, s.Intervals, 100*s.Confidence, cell(s.Estimator))
+	}
 	if len(r.Findings) > 0 {
 		findingsTable(&b, r.Findings)
 		b.WriteString("\n")
+	}
+	if sampled {
+		b.WriteString("| module | out × in | rows | residual / noise | interval | rebuilt rel. error | interval |\n|---|---|---|---|---|---|---|\n")
+		for _, m := range r.Matrices {
+			iv := func(x *[2]float64, scale float64) string {
+				if x == nil {
+					return "–"
+				}
+				return fmt.Sprintf("%.4g–%.4g", scale*x[0], scale*x[1])
+			}
+			fmt.Fprintf(&b, "| %s | %d × %d | %d of %d | %.4f | %s | %.4g%% | %s%% |\n", cell(m.Module), m.Out, m.In, m.Rows, m.Units, m.ResidualToNoise, iv(m.ResidualToNoiseCI, 1), 100*m.RebuiltRelError, iv(m.RebuiltRelErrorCI, 100))
+		}
+		return b.String()
 	}
 	b.WriteString("| module | out × in | residual / noise | rebuilt rel. error |\n|---|---|---|---|\n")
 	for _, m := range r.Matrices {

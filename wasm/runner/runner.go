@@ -259,9 +259,12 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 		if err != nil {
 			return nil, err
 		}
-		res.Rebuild, err = rebuild.Run(ctx, rebuild.Options{Adapter: fsys, Base: base, Tuned: tuned,
-			Claims: prof, Report: opt.Report, Workers: workers(spec), Progress: em.status})
+		ropt, err := rebuildOptions(spec, base, tuned, em)
 		if err != nil {
+			return nil, err
+		}
+		ropt.Adapter, ropt.Claims, ropt.Report, ropt.Workers, ropt.Progress = fsys, prof, opt.Report, workers(spec), em.status
+		if res.Rebuild, err = rebuild.Run(ctx, ropt); err != nil {
 			return nil, err
 		}
 		res.Add(res.Rebuild.Findings...)
