@@ -14,6 +14,7 @@ import (
 	"github.com/kvit-s/clefcheck/wasm/audit"
 	"github.com/kvit-s/clefcheck/wasm/browser"
 	"github.com/kvit-s/clefcheck/wasm/browser/msg"
+	"github.com/kvit-s/clefcheck/wasm/hub"
 	"github.com/kvit-s/clefcheck/wasm/jobs"
 	"github.com/kvit-s/clefcheck/wasm/report"
 	"github.com/kvit-s/clefcheck/wasm/runner"
@@ -85,12 +86,7 @@ func (r *jobRunner) cancel(id int) {
 func openInput(in *jobs.Input, files js.Value) (fs.FS, error) {
 	switch {
 	case in.URL != "":
-		h, err := source.NewHTTP(in.URL)
-		if err != nil {
-			return nil, err
-		}
-		h.Token = in.Token
-		return h, nil
+		return runner.OpenURL(in) // a Hub source pinned to its commit, or any http(s) folder
 	case in.Files != "":
 		if !files.Truthy() {
 			return nil, errors.New("no files were attached")
@@ -100,9 +96,15 @@ func openInput(in *jobs.Input, files js.Value) (fs.FS, error) {
 			return nil, fmt.Errorf("no files chosen (%s)", in.Files)
 		}
 		if list.Get("item").Type() != js.TypeFunction { // an array of File
+			// A dropped folder's files come with their paths in it (names).
+			names := list.Get("names")
 			f := browser.NewFiles()
 			for i := 0; i < list.Length(); i++ {
-				f.Add(list.Index(i), list.Index(i).Get("name").String())
+				name := list.Index(i).Get("name").String()
+				if names.Truthy() && names.Index(i).Truthy() {
+					name = names.Index(i).String()
+				}
+				f.Add(list.Index(i), name)
 			}
 			return f, nil
 		}
@@ -130,6 +132,8 @@ func poolFor(fsys fs.FS, in *jobs.Input, opt audit.Options, onStart func(int, st
 	}
 	switch f := fsys.(type) {
 	case *source.HTTP:
+		pool.URL, pool.Token = f.Base.String(), f.Token
+	case *hub.FS: // the workers read the resolved commit's resolve URLs
 		pool.URL, pool.Token = f.Base.String(), f.Token
 	case *browser.Files:
 		pool.Files = f
