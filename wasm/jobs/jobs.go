@@ -138,7 +138,7 @@ type Output struct {
 	Rebuild    *report.Rebuild           `json:"rebuild,omitempty"`
 	Hidden     *report.Hidden            `json:"hidden,omitempty"`
 	Answers    *report.Answers           `json:"answers,omitempty"`
-	Note       string                    `json:"note,omitempty"`
+	Note       string                    `json:"note,omitempty"` // a source job: what it resolved to, in words
 	Records    []report.Record           `json:"records,omitempty"`
 	RefAnswers map[string]*report.Answer `json:"ref_answers,omitempty"`
 	Decisions  *report.Decisions         `json:"decisions,omitempty"`
@@ -157,6 +157,9 @@ type Output struct {
 	Attestation   json.RawMessage `json:"attestation,omitempty"`
 	NoAttestation string          `json:"no_attestation,omitempty"`
 	Badge         string          `json:"badge,omitempty"`
+	// Provenance is an audit's provenance as text, for the page to show
+	// as it is (the Markdown report's section).
+	Provenance string `json:"provenance,omitempty"`
 	// Markdown is the report of an audit, a block, a rebuild, a hidden
 	// state comparison or a batch of decisions, for download.
 	Markdown string `json:"markdown,omitempty"`

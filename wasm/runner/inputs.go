@@ -109,7 +109,7 @@ func runSource(ctx context.Context, spec *jobs.Spec) (*jobs.Output, error) {
 	}
 	switch ref.Kind {
 	case hub.KindURL:
-		return &jobs.Output{Source: &report.SourceInfo{Kind: "url", URL: ref.URL}}, nil
+		return &jobs.Output{Source: &report.SourceInfo{Kind: "url", URL: ref.URL}, Note: "URL " + clip(ref.URL, 200) + ", read by range"}, nil
 	case hub.KindHub:
 	default:
 		return nil, fmt.Errorf("%s is a local path: choose its files or its folder", clip(in.URL, 120))
@@ -124,6 +124,11 @@ func runSource(ctx context.Context, spec *jobs.Spec) (*jobs.Output, error) {
 	for _, f := range snap.Files {
 		out.Listing = append(out.Listing, report.FileInfo{Name: f.Path, Size: f.Size, Listed: f.SHA256})
 	}
+	out.Note = fmt.Sprintf("%s at %s → commit %s", snap.Ref.Repo, snap.Ref.Rev, snap.Commit)
+	if ref.Path != "" {
+		out.Note += ", " + ref.Path
+	}
+	out.Note += fmt.Sprintf(" · %d files listed · %s", len(snap.Files), snap.Ref.Endpoint)
 	return out, nil
 }
 

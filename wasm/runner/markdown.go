@@ -44,6 +44,14 @@ func AuditMarkdown(r *report.Audit) string {
 	return b.String()
 }
 
+// ProvenanceText is an audit's provenance as the page shows it: the
+// Markdown report's section, without its heading.
+func ProvenanceText(p *report.Provenance) string {
+	var b strings.Builder
+	provenanceMD(&b, p)
+	return strings.TrimPrefix(b.String(), "\n## Provenance\n\n")
+}
+
 // provenanceMD renders what was audited, with what and when: the source
 // down to its commit, each file's SHA-256 beside the one its host lists,
 // the claims profile's digest, the tool, the mode, the time.

@@ -283,7 +283,7 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 	}
 	prov.Seconds = time.Since(begun).Seconds()
 	res.Provenance = prov
-	out := &jobs.Output{Audit: res, Markdown: AuditMarkdown(res), Badge: report.Badge("clefcheck", res.Verdict)}
+	out := &jobs.Output{Audit: res, Markdown: AuditMarkdown(res), Badge: report.Badge("clefcheck", res.Verdict), Provenance: ProvenanceText(prov)}
 	if st, err := report.Attest(res); err != nil {
 		out.NoAttestation = err.Error()
 	} else if out.Attestation, err = st.MarshalIndent(); err != nil {
