@@ -37,3 +37,16 @@ function clefcheckHasService(url) {
   return fetch(url, {signal: ctl.signal, cache: "no-store"})
     .then(r => r.ok ? r.json() : null).then(j => !!(j && j.status)).catch(() => false);
 }
+
+// go-app runs a page's event handlers after the event has returned, when a
+// drop's items can no longer be read: take them here, in the capture
+// phase, for the drop zones (.drop), and let the page pick them up
+// (clefcheckDropOf).
+document.addEventListener("dragover", e => { if (e.target.closest && e.target.closest(".drop")) e.preventDefault() }, true);
+document.addEventListener("drop", e => {
+  if (!(e.target.closest && e.target.closest(".drop"))) return;
+  e.preventDefault();
+  e.__clefcheckFiles = clefcheckDropped(e.dataTransfer);
+}, true);
+
+function clefcheckDropOf(e) { return e.__clefcheckFiles || clefcheckDropped(e.dataTransfer) }

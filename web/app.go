@@ -32,7 +32,7 @@ func Routes() {
 			return &AuditPage{}
 		}
 		app.Route(p, c)
-		if p != "/" {
+		if p != "/" && app.IsClient { // in the browser only: go-app would generate them statically
 			app.Route(p+"/", c)
 		}
 	}

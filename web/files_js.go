@@ -69,7 +69,7 @@ func hostAnswers(u string) bool {
 // in public/folders.js, called while the event lasts), stashes them in the
 // JS global name and calls then with their paths.
 func dropped(ctx app.Context, e app.Event, name string, then func([]string, error)) {
-	app.Window().Set("__clefcheckDrop", app.Window().Call("clefcheckDropped", e.Get("dataTransfer")))
+	app.Window().Set("__clefcheckDrop", app.Window().Call("clefcheckDropOf", e.Value))
 	ctx.Async(func() {
 		v, err := browser.Await(js.Global().Get("__clefcheckDrop"))
 		var names []string

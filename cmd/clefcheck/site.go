@@ -122,22 +122,16 @@ func writeSite(out, prefix, webDir, worldDir string) error {
 	if err := copyTree(worldDir, filepath.Join(out, "demo"), small); err != nil {
 		return err
 	}
-	// A plain file server maps no /embed to a file named embed: each page
-	// becomes embed.html (hosts that add .html) and embed/index.html
-	// (any file server, which answers /embed by redirecting to /embed/).
+	// go-app writes each page as embed.html (for hosts that add .html); a
+	// plain file server answers /embed only from embed/index.html (by a
+	// redirect to /embed/), so each page is written there too.
 	for _, p := range web.Pages {
 		if p == "/" {
 			continue
 		}
 		name := filepath.Join(out, filepath.FromSlash(strings.TrimPrefix(p, "/")))
-		page, err := os.ReadFile(name)
+		page, err := os.ReadFile(name + ".html")
 		if err != nil {
-			return err
-		}
-		if err := os.Remove(name); err != nil {
-			return err
-		}
-		if err := writeFile(name+".html", page); err != nil {
 			return err
 		}
 		if err := writeFile(filepath.Join(name, "index.html"), page); err != nil {
