@@ -14,13 +14,28 @@ import (
 // Pages lists the app's routes (for static generation too).
 var Pages = []string{"/", "/reconstruct", "/hidden", "/decisions", "/embed"}
 
-// Routes registers the pages.
+// Routes registers the pages, each also with a trailing slash: a plain
+// file server answers /embed with its folder's index.html, at /embed/.
 func Routes() {
-	app.Route("/", func() app.Composer { return &AuditPage{} })
-	app.Route("/reconstruct", func() app.Composer { return &ReconstructPage{} })
-	app.Route("/hidden", func() app.Composer { return &HiddenPage{} })
-	app.Route("/decisions", func() app.Composer { return &DecisionsPage{} })
-	app.Route("/embed", func() app.Composer { return &DemoPage{} })
+	for _, p := range Pages {
+		c := func() app.Composer {
+			switch p {
+			case "/reconstruct":
+				return &ReconstructPage{}
+			case "/hidden":
+				return &HiddenPage{}
+			case "/decisions":
+				return &DecisionsPage{}
+			case "/embed":
+				return &DemoPage{}
+			}
+			return &AuditPage{}
+		}
+		app.Route(p, c)
+		if p != "/" && app.IsClient { // in the browser only: go-app would generate them statically
+			app.Route(p+"/", c)
+		}
+	}
 }
 
 // shell lays out a page: header, navigation, content.
@@ -32,9 +47,9 @@ func shell(active string, content ...app.UI) app.UI {
 		}
 		return a
 	}
-	return app.Div().Class("page").Body(
+	return box("page",
 		app.Header().Class("top").Body(
-			app.Span().Class("brand").Text("clefcheck"),
+			span("brand", "clefcheck"),
 			app.Nav().Body(
 				link(route("/"), "Audit", "audit"),
 				link(route("/reconstruct"), "Reconstruct", "reconstruct"),
@@ -42,7 +57,7 @@ func shell(active string, content ...app.UI) app.UI {
 				link(route("/decisions"), "Decisions", "decisions"),
 				link(route("/embed"), "Demo", "embed"),
 			),
-			app.Span().Class("tag").Text("runs in your browser · nothing is uploaded"),
+			span("tag", "runs in your browser · nothing is uploaded"),
 		),
 		app.Main().Body(content...),
 	)
@@ -114,11 +129,11 @@ func download(name, mime string, data []byte) {
 // Markdown (made by the engine with the result); jsonID and mdID name the
 // buttons, name the files.
 func downloads(jsonID, mdID, name string, data func() []byte, md string) app.UI {
-	return app.Div().Class("actions").Body(
-		app.Button().ID(jsonID).Text("Download JSON").OnClick(func(ctx app.Context, e app.Event) {
+	return box("actions",
+		button(jsonID, "", "Download JSON", false, func(ctx app.Context, e app.Event) {
 			download(name+".json", "application/json", data())
 		}),
-		app.Button().ID(mdID).Text("Download Markdown").Disabled(md == "").OnClick(func(ctx app.Context, e app.Event) {
+		button(mdID, "", "Download Markdown", md == "", func(ctx app.Context, e app.Event) {
 			download(name+".md", "text/markdown", []byte(md))
 		}),
 	)

@@ -35,7 +35,18 @@ type AuditPage struct {
 	Partial    bool // Res is the inventory of a running audit
 	PageNo     int
 	Engine     string // where the pairs are checked: "N Web Workers", or the engine worker itself
-	cancel     context.CancelFunc
+	// The source's Hub endpoint and token (the token in memory; in
+	// localStorage only when Remember is ticked; never in a link).
+	Endpoint string
+	Token    string
+	Remember bool
+	Resolved string // what the source resolved to
+	Link     string // the page's link, once asked for
+	Attest   []byte // the result's in-toto statement (from the engine)
+	NoAttest string // why there is none
+	Badge    string // the verdict as an SVG badge (from the engine)
+	Prov     string // the provenance as text (from the engine)
+	cancel   context.CancelFunc
 }
 
 const rowsPerPage = 25
@@ -48,33 +59,76 @@ func (p *AuditPage) OnInit() {
 		p.Mode = report.ModeRandomized
 	}
 	p.Status = "idle"
+	if t := storedToken(); t != "" {
+		p.Token, p.Remember, hubToken = t, true, t
+	}
+}
+
+// OnNav fills the page from its link: src (or repo, rev, path), endpoint,
+// claims, mode; run=1 starts the audit.
+func (p *AuditPage) OnNav(ctx app.Context) {
+	q := query(ctx)
+	if src := sourceOf(q); src != "" {
+		p.URL = src
+	}
+	if e := q.Get("endpoint"); e != "" {
+		p.Endpoint = clip(e, 500)
+	}
+	if c := q.Get("claims"); c != "" {
+		p.Claims = clip(c, 100)
+	}
+	if m := report.Mode(q.Get("mode")); m == report.ModeQuick || m == report.ModeRandomized || m == report.ModeExact {
+		p.Mode = m
+	}
+	if q.Get("run") == "1" && p.URL != "" {
+		if p.URL == "demo" {
+			p.onDemo(ctx, app.Event{})
+		} else {
+			p.onURL(ctx, app.Event{})
+		}
+	}
+}
+
+func (p *AuditPage) link() string {
+	claims := p.Claims
+	if claims == customClaims {
+		claims = ""
+	}
+	return linkTo("", "src", p.URL, "endpoint", p.Endpoint, "claims", claims, "mode", string(p.Mode))
 }
 
 func (p *AuditPage) Render() app.UI {
 	return shell("audit",
 		app.H1().Text("Audit a LoRA adapter"),
 		app.P().Class("lead").Text("Checks a PEFT LoRA adapter — rank, layout, counts, dtypes, NaN/Inf, the spectrum of every pair and its SVD form — against its config, its extraction report and a claims profile. Files are read in place; URLs with HTTP Range requests."),
-		app.Div().Class("card controls").Body(
-			app.Button().ID("load-demo").Class("primary").Text("Load the demo world").OnClick(p.onDemo).Disabled(p.Status == "running"),
-			app.Span().Class("or").Text("or"),
-			field("adapter-url", "url", "https://huggingface.co/kvit-s/clef-lora-r256/resolve/main", p.URL, p.ValueTo(&p.URL)),
-			app.Button().ID("open-url").Text("Open URL").OnClick(p.onURL).Disabled(p.Status == "running"),
-			app.Span().Class("or").Text("or"),
+		box("card controls",
+			button("load-demo", "primary", "Load the demo world", p.Status == "running", p.onDemo),
+			span("or", "or"),
+			field("adapter-url", "text", "kvit-s/clef-lora-r256@main, hf://…, a Hub page or a folder URL", p.URL, valueTo(&p.URL)),
+			button("open-url", "", "Open", p.Status == "running", p.onURL),
+			span("or", "or"),
 			picker("adapter-files", "Choose files…", false, p.onFiles),
 			picker("adapter-folder", "Choose a folder…", true, p.onFiles),
 		),
-		app.Div().Class("card controls").Body(
+		box("card controls",
+			field("endpoint", "text", "Hub endpoint (default https://huggingface.co)", p.Endpoint, valueTo(&p.Endpoint)),
+			field("hub-token", "password", "Hub token (gated or private repositories)", p.Token, p.onToken),
+			app.Label().Body(app.Input().ID("remember-token").Type("checkbox").Checked(p.Remember).OnChange(p.onRemember), app.Text(" remember it in this browser")),
+			shareLink(p.Link, func(l string) { p.Link = l }, p.link),
+		),
+		app.If(p.Resolved != "", func() app.UI { return app.Div().Class("muted").ID("resolved").Text(p.Resolved) }),
+		box("card controls",
 			app.Label().Text("Claims "),
-			choice("claims", p.Claims, p.ValueTo(&p.Claims), p.claimChoices()...),
+			choice("claims", p.Claims, valueTo(&p.Claims), p.claimChoices()...),
 			app.Label().Class("file").Body(
 				app.Text("Load claims…"),
 				app.Input().ID("claims-file").Type("file").Accept(".json,application/json").OnChange(p.onClaimsFile),
 			),
 			app.Label().Text(" Checks "),
-			choice("mode", string(p.Mode), p.ValueTo(&p.Mode), "quick", "quick: inventory, dtypes, NaN/Inf, norms",
+			choice("mode", string(p.Mode), valueTo(&p.Mode), "quick", "quick: inventory, dtypes, NaN/Inf, norms",
 				"randomized", "deep, randomized SVD-form check (fast)", "exact", "deep, exact Gram matrices"),
 			app.If(p.Status == "running", func() app.UI {
-				return app.Button().ID("cancel").Text("Cancel").OnClick(func(ctx app.Context, e app.Event) {
+				return button("cancel", "", "Cancel", false, func(ctx app.Context, e app.Event) {
 					if p.cancel != nil {
 						p.cancel()
 					}
@@ -96,7 +150,7 @@ func (p *AuditPage) OnMount(ctx app.Context) {
 	ctx.Async(func() {
 		out, err := runJob(context.Background(), &jobs.Spec{Kind: jobs.KindClaims}, nil)
 		if err == nil {
-			ctx.Dispatch(func(ctx app.Context) { p.Builtin = out.ClaimNames })
+			dispatch(ctx, func(ctx app.Context) { p.Builtin = out.ClaimNames })
 		}
 	})
 }
@@ -126,7 +180,7 @@ func (p *AuditPage) onClaimsFile(ctx app.Context, e app.Event) {
 	app.Window().Set("__clefcheckClaims", ctx.JSSrc().Get("files"))
 	ctx.Async(func() {
 		out, err := runJob(context.Background(), &jobs.Spec{Kind: jobs.KindClaims, ClaimsFile: &jobs.Input{Files: "__clefcheckClaims"}}, nil)
-		ctx.Dispatch(func(ctx app.Context) {
+		dispatch(ctx, func(ctx app.Context) {
 			if err != nil {
 				p.fail(fmt.Errorf("claims file: %w", err))
 				return
@@ -187,14 +241,25 @@ func (p *AuditPage) renderResult() app.UI {
 		why = couldNot(r.Findings)
 	}
 	return app.Div().Body(
-		app.Div().Class("card summary").Body(
+		box("card summary",
 			v, app.Span().Text(figures), app.Div().Class("muted").Text(from),
 			app.If(s.Kernel != "" && !p.Partial && read, func() app.UI { return app.Div().Class("muted").ID("kernel").Text("computed: " + s.Kernel) }),
 			app.If(!p.Partial, func() app.UI {
-				return downloads("download-json", "download-md", "clefcheck-audit", jsonOf(p.Res), p.MD)
+				return app.Div().Body(downloads("download-json", "download-md", "clefcheck-audit", jsonOf(p.Res), p.MD),
+					box("actions",
+						button("download-attest", "", "Download attestation (in-toto)", p.Attest == nil, func(ctx app.Context, e app.Event) {
+							download("clefcheck-audit.intoto.json", "application/json", p.Attest)
+						}),
+						button("download-badge", "", "Download badge (SVG)", p.Badge == "", func(ctx app.Context, e app.Event) {
+							download("clefcheck-badge.svg", "image/svg+xml", []byte(p.Badge))
+						}),
+					))
 			}),
 		),
 		why,
+		app.If(p.Prov != "" && !p.Partial, func() app.UI {
+			return box("card", app.H2().Text("Provenance"), app.Pre().ID("provenance").Text(p.Prov))
+		}),
 		app.If(!failed || len(r.Findings) > count[report.Unchecked], func() app.UI { return p.renderFindings(shown, count) }),
 		app.If(len(r.Matrices) > 0, func() app.UI { return p.renderPairs(rows, pg, pages) }),
 	)
@@ -209,9 +274,9 @@ func (p *AuditPage) renderFindings(shown []report.Finding, count map[report.Seve
 		}
 		return b
 	}
-	return app.Div().Class("card").Body(
+	return box("card",
 		app.H2().Text(fmt.Sprintf("Findings (%d fail, %d warn, %d info)", count[report.Fail], count[report.Warn], count[report.Info])),
-		app.Div().Class("filters").Body(filterBtn("", "all"), filterBtn("fail", "fail"), filterBtn("warn", "warn"), filterBtn("info", "info")),
+		box("filters", filterBtn("", "all"), filterBtn("fail", "fail"), filterBtn("warn", "warn"), filterBtn("info", "info")),
 		app.Ul().ID("findings").Class("findings").Body(
 			app.Range(shown).Slice(func(i int) app.UI {
 				f := shown[i]
@@ -228,7 +293,7 @@ func (p *AuditPage) renderFindings(shown []report.Finding, count map[report.Seve
 
 // renderPairs is the table of pairs, a page of it.
 func (p *AuditPage) renderPairs(rows []*report.AuditMatrix, pg, pages int) app.UI {
-	return app.Div().Class("card").Body(
+	return box("card",
 		app.H2().Text("Pairs"),
 		app.Table().ID("matrices").Body(
 			head("module", "out × in", "r", "rank", "σ₁", "spectrum", "form dev.", "report σ / tol", "method"),
@@ -280,16 +345,33 @@ func (p *AuditPage) onDemo(ctx app.Context, e app.Event) {
 	if p.Claims != customClaims {
 		p.Claims = "demo"
 	}
+	p.URL = "demo"
 	p.run(ctx, &jobs.Input{URL: siteURL("demo/adapter/")}, "the demo world's adapter")
 }
 
+// onURL audits the source typed: the engine parses it (a repository id,
+// hf://, a Hub page, a folder URL) and says what it resolved to first.
 func (p *AuditPage) onURL(ctx app.Context, e app.Event) {
-	u, err := safeHTTP(p.URL)
-	if err != nil {
-		p.fail(err)
+	src := strings.TrimSpace(p.URL)
+	switch {
+	case src == "":
+		p.fail(fmt.Errorf("give a source: owner/name[@revision], hf://owner/name, a Hub page or a folder URL"))
+		return
+	case src == "demo":
+		p.onDemo(ctx, e)
 		return
 	}
-	p.run(ctx, &jobs.Input{URL: u}, u)
+	p.run(ctx, hubInput(src, p.Endpoint), src)
+}
+
+func (p *AuditPage) onToken(ctx app.Context, e app.Event) {
+	p.Token = ctx.JSSrc().Get("value").String()
+	keepToken(p.Token, p.Remember)
+}
+
+func (p *AuditPage) onRemember(ctx app.Context, e app.Event) {
+	p.Remember = ctx.JSSrc().Get("checked").Bool()
+	keepToken(p.Token, p.Remember)
 }
 
 func (p *AuditPage) onFiles(ctx app.Context, e app.Event) {
@@ -331,9 +413,22 @@ func (p *AuditPage) run(ctx app.Context, in *jobs.Input, what string) {
 	}
 	rctx, cancel := context.WithCancel(context.Background())
 	p.cancel, p.Status, p.Err, p.Res, p.Source, p.PageNo, p.Prog, p.Engine = cancel, "running", "", nil, what, 0, progress.Status{}, ""
+	p.Resolved, p.Attest, p.NoAttest, p.Badge, p.Prov = "", nil, "", "", ""
+	showLink(p.link())
 	ctx.Async(func() {
+		if in.URL != "" {
+			// What the source resolves to, before its bytes are read.
+			src, err := runJob(rctx, &jobs.Spec{Kind: jobs.KindSource, Adapter: in}, nil)
+			dispatch(ctx, func(ctx app.Context) {
+				if err != nil {
+					p.Resolved = "could not resolve: " + clip(err.Error(), 300)
+				} else {
+					p.Resolved = src.Note
+				}
+			})
+		}
 		out, err := runJob(rctx, spec, func(e jobs.Event) {
-			ctx.Dispatch(func(ctx app.Context) {
+			dispatch(ctx, func(ctx app.Context) {
 				switch {
 				case e.Status != nil:
 					p.Prog = *e.Status
@@ -344,13 +439,14 @@ func (p *AuditPage) run(ctx app.Context, in *jobs.Input, what string) {
 				}
 			})
 		})
-		ctx.Dispatch(func(ctx app.Context) {
+		dispatch(ctx, func(ctx app.Context) {
 			p.cancel = nil
 			if err != nil {
 				p.fail(fmt.Errorf("audit stopped: %w", err))
 				return
 			}
 			p.Res, p.MD, p.Status, p.Partial = out.Audit, out.Markdown, "done", false
+			p.Attest, p.NoAttest, p.Badge, p.Prov = out.Attestation, out.NoAttestation, out.Badge, out.Provenance
 		})
 	})
 }

@@ -30,6 +30,8 @@ type DecisionsPage struct {
 	CORSHint    bool              // requests failed as CORS refusals do, and the server answers
 	Silent      bool              // requests failed, and the server does not answer at all
 	MD          string            // the batch as Markdown (from the engine)
+	Op          operator          // the operator's records and references
+	Link        string            // the page's link, once asked for
 	cancel      context.CancelFunc
 }
 
@@ -37,6 +39,47 @@ const demoDatasets = "arc-mini,intents-mini"
 
 func (p *DecisionsPage) OnInit() {
 	p.Concurrency, p.Status, p.Where = 4, "idle", "server"
+}
+
+// OnNav fills the page from its link (server, where, records, reference,
+// endpoint, claims; run=1 starts it) and, on a site with no decision
+// service (a static host), decides with the demo model in the browser.
+func (p *DecisionsPage) OnNav(ctx app.Context) {
+	q := query(ctx)
+	p.Op.fromQuery(q)
+	if s, err := safeHTTP(q.Get("server")); err == nil {
+		p.Server = s
+	}
+	where := q.Get("where")
+	if where == "browser" || where == "server" {
+		p.Where = where
+	}
+	p.Op.loadCard(ctx)
+	run := q.Get("run") == "1"
+	ctx.Async(func() {
+		has := p.Server != "" || siteHasService()
+		dispatch(ctx, func(ctx app.Context) {
+			if !has && where == "" {
+				p.Where = "browser"
+			}
+			if run {
+				p.start(ctx)
+			}
+		})
+	})
+}
+
+// start runs the operator's records if given, else the demo world's.
+func (p *DecisionsPage) start(ctx app.Context) {
+	if rec, _ := p.Op.inputs(); rec != nil || len(p.Records) > 0 {
+		p.onRun(ctx, app.Event{})
+		return
+	}
+	p.load(ctx, true)
+}
+
+func (p *DecisionsPage) link() string {
+	return linkTo("decisions", append(p.Op.query(), "server", p.Server, "where", p.Where, "claims", p.Op.Claims)...)
 }
 
 func (p *DecisionsPage) Render() app.UI {
@@ -66,14 +109,16 @@ func (p *DecisionsPage) Render() app.UI {
 	return shell("decisions",
 		app.H1().Text("Live decisions"),
 		app.P().Class("lead").Text("Sends the test records to a decision service (POST /v1/systemone) and compares its answers with the reference answers computed at full precision."),
-		app.Div().Class("card controls").Body(
-			app.Button().ID("use-demo").Class("primary").Text("Use the demo world").OnClick(p.onDemo).Disabled(p.Status == "running" || p.Status == "loading"),
-			choice("decide-where", p.Where, p.ValueTo(&p.Where), "server", "decision server", "browser", "demo model, in this browser"),
-			field("server-url", "url", "http://127.0.0.1:8090", p.Server, p.ValueTo(&p.Server)),
-			field("token", "password", "bearer token (optional)", p.Token, p.ValueTo(&p.Token)),
-			app.Label().Body(app.Text("concurrency "), field("concurrency", "number", "", p.Concurrency, p.ValueTo(&p.Concurrency)).Min(1).Max(jobs.MaxConcurrency)),
-			app.Button().ID("run").Text(fmt.Sprintf("Run %d records", len(p.Records))).OnClick(p.onRun).Disabled(len(p.Records) == 0 || p.Status == "running"),
+		box("card controls",
+			button("use-demo", "primary", "Use the demo world", p.Status == "running" || p.Status == "loading", p.onDemo),
+			choice("decide-where", p.Where, valueTo(&p.Where), "server", "decision server", "browser", "demo model, in this browser"),
+			field("server-url", "url", "http://127.0.0.1:8090", p.Server, valueTo(&p.Server)),
+			field("token", "password", "bearer token (optional)", p.Token, valueTo(&p.Token)),
+			app.Label().Body(app.Text("concurrency "), field("concurrency", "number", "", p.Concurrency, valueTo(&p.Concurrency)).Min(1).Max(jobs.MaxConcurrency)),
+			button("run", "", runLabel(len(p.Records), p.Op.RecURL+p.Op.RecNote != ""), (len(p.Records) == 0 && p.Op.RecURL+p.Op.RecNote == "") || p.Status == "running", p.onRun),
+			shareLink(p.Link, func(l string) { p.Link = l }, p.link),
 		),
+		p.Op.render(),
 		app.If(p.Status == "error", func() app.UI { return errorCard(p.Err) }),
 		app.If(p.Silent, func() app.UI {
 			return app.Div().Class("card error").ID("no-answer").Text(clip(p.Server, 200) + " does not answer this browser at all (not even a request that needs no CORS): is the server running, and is the URL right?")
@@ -160,19 +205,34 @@ func histogram(rows []report.DecisionRow) app.UI {
 
 // onDemo loads the demo world's records and reference answers from the
 // site, and points at the demo decision service on the same origin.
-func (p *DecisionsPage) onDemo(ctx app.Context, e app.Event) {
+func (p *DecisionsPage) onDemo(ctx app.Context, e app.Event) { p.load(ctx, false) }
+
+// runLabel is the run button's text: the records loaded, or the
+// operator's (counted once read).
+func runLabel(n int, operator bool) string {
+	if operator {
+		return "Run the records given"
+	}
+	return fmt.Sprintf("Run %d records", n)
+}
+
+// load loads the demo world's records (then runs them if run).
+func (p *DecisionsPage) load(ctx app.Context, run bool) {
 	p.Status, p.Err = "loading", ""
 	if p.Server == "" {
 		p.Server = strings.TrimSuffix(siteURL("./"), "/")
 	}
 	ctx.Async(func() {
 		out, err := runJob(context.Background(), &jobs.Spec{Kind: jobs.KindRecords, Site: demoSite()}, nil)
-		ctx.Dispatch(func(ctx app.Context) {
+		dispatch(ctx, func(ctx app.Context) {
 			if err != nil {
 				p.Status, p.Err = "error", err.Error()
 				return
 			}
 			p.Records, p.Ref, p.Status = out.Records, out.RefAnswers, "idle"
+			if run {
+				p.onRun(ctx, app.Event{})
+			}
 		})
 	})
 }
@@ -184,6 +244,16 @@ func demoSite() *jobs.Input { return &jobs.Input{URL: siteURL("demo/")} }
 // model in the engine worker, listing the answers as they come.
 func (p *DecisionsPage) onRun(ctx app.Context, e app.Event) {
 	spec := &jobs.Spec{Kind: jobs.KindDecisions, Records: p.Records, RefAnswers: p.Ref, Concurrency: max(1, min(jobs.MaxConcurrency, p.Concurrency))}
+	// The operator's records and references, when given, replace the demo's.
+	if rec, ref := p.Op.inputs(); rec != nil || ref != nil {
+		if rec != nil {
+			spec.Records, spec.RecordFiles = nil, rec
+		}
+		if ref != nil {
+			spec.RefAnswers, spec.Ref = nil, ref
+		}
+	}
+	showLink(p.link())
 	if p.Where == "browser" {
 		spec.Browser, spec.Site = true, demoSite()
 	} else {
@@ -203,7 +273,7 @@ func (p *DecisionsPage) onRun(ctx app.Context, e app.Event) {
 				return
 			}
 			row := *e.Row
-			ctx.Dispatch(func(ctx app.Context) {
+			dispatch(ctx, func(ctx app.Context) {
 				p.Rows = append(p.Rows, row)
 				if row.Status == report.Failed {
 					p.Failed++
@@ -215,7 +285,7 @@ func (p *DecisionsPage) onRun(ctx app.Context, e app.Event) {
 		// alike (fetch rejects with a TypeError): ask the host for a reply
 		// that needs no CORS to tell them apart.
 		answers := corsLike && spec.Server != "" && hostAnswers(spec.Server)
-		ctx.Dispatch(func(ctx app.Context) {
+		dispatch(ctx, func(ctx app.Context) {
 			p.CORSHint, p.Silent = answers, corsLike && !answers
 			p.cancel = nil
 			if err != nil {

@@ -44,22 +44,32 @@ func (p *DemoPage) OnNav(ctx app.Context) {
 		p.Server = s
 	}
 	p.Where, p.Status = "server", "idle"
+	if p.Server == "" {
+		// On a site with no decision service (a static host), decide with
+		// the demo model in this browser.
+		ctx.Async(func() {
+			if !siteHasService() {
+				dispatch(ctx, func(ctx app.Context) { p.Where = "browser" })
+			}
+		})
+	}
 }
 
 func (p *DemoPage) Render() app.UI {
-	return app.Div().Class("embed").Body(
-		app.Div().Class("embed-head").Body(
-			app.Span().Class("brand").Text("clefcheck"),
-			app.Span().Class("muted").Text(" · a decision from Clef's backbone + scoring head"),
+	return box("embed",
+		box("embed-head",
+			span("brand", "clefcheck"),
+			span("muted", " · a decision from Clef's backbone + scoring head · "),
+			app.A().ID("embed-full").Href(route("/")).Target("_blank").Text("the full tool ↗"),
 		),
-		app.Textarea().ID("demo-prompt").Rows(3).Text(p.Prompt).OnChange(p.ValueTo(&p.Prompt)),
-		app.Div().Class("controls").Body(
-			app.Input().ID("demo-options").Value(p.Options).Placeholder("options, comma-separated").OnChange(p.ValueTo(&p.Options)),
-			choice("demo-where", p.Where, p.ValueTo(&p.Where), "server", "decision server", "browser", "demo model, in this browser"),
+		app.Textarea().ID("demo-prompt").Rows(3).Text(p.Prompt).OnChange(valueTo(&p.Prompt)),
+		box("controls",
+			app.Input().ID("demo-options").Value(p.Options).Placeholder("options, comma-separated").OnChange(valueTo(&p.Options)),
+			choice("demo-where", p.Where, valueTo(&p.Where), "server", "decision server", "browser", "demo model, in this browser"),
 			app.If(p.Where == "server", func() app.UI {
-				return app.Input().ID("demo-server").Type("url").Placeholder("decision server URL (default: this site's demo service)").Value(p.Server).OnChange(p.ValueTo(&p.Server))
+				return app.Input().ID("demo-server").Type("url").Placeholder("decision server URL (default: this site's demo service)").Value(p.Server).OnChange(valueTo(&p.Server))
 			}),
-			app.Button().ID("demo-decide").Class("primary").Text("Decide").OnClick(p.onDecide).Disabled(p.Status == "running"),
+			button("demo-decide", "primary", "Decide", p.Status == "running", p.onDecide),
 		),
 		app.If(p.Status == "running", func() app.UI { return app.Div().Class("muted").Text("deciding…") }),
 		app.If(p.Status == "error", func() app.UI { return app.Div().Class("error").ID("error").Text(clip(p.Err, 400)) }),
@@ -67,7 +77,7 @@ func (p *DemoPage) Render() app.UI {
 			return app.Div().ID("demo-result").Body(
 				app.Div().Body(app.Span().Class("badge pass").ID("demo-choice").Text(clip(p.Choice, 60)), app.Span().Class("muted").Text(fmt.Sprintf("  in %.0f ms", p.MS))),
 				app.Range(p.Opts).Slice(func(i int) app.UI {
-					return app.Div().Class("bar").Body(
+					return box("bar",
 						app.Span().Class("label").Text(clip(p.Opts[i], 40)),
 						app.Span().Class("fill").Style("width", fmt.Sprintf("%.1f%%", 100*p.Probs[i])),
 						app.Span().Class("pct").Text(fmt.Sprintf("%.1f%%", 100*p.Probs[i])),
@@ -107,7 +117,7 @@ func (p *DemoPage) onDecide(ctx app.Context, e app.Event) {
 	p.Status, p.Err = "running", ""
 	ctx.Async(func() {
 		out, err := runJob(context.Background(), spec, nil)
-		ctx.Dispatch(func(ctx app.Context) {
+		dispatch(ctx, func(ctx app.Context) {
 			if err != nil {
 				p.Status, p.Err = "error", err.Error()
 				return

@@ -25,7 +25,9 @@ func pickedNames(name string) ([]string, error) {
 	for i := range names {
 		f := list.Index(i)
 		names[i] = f.Get("name").String()
-		if rel := f.Get("webkitRelativePath"); rel.Truthy() && rel.String() != "" {
+		if n := list.Get("names"); n.Truthy() { // a dropped folder's paths
+			names[i] = n.Index(i).String()
+		} else if rel := f.Get("webkitRelativePath"); rel.Truthy() && rel.String() != "" {
 			names[i] = rel.String()
 		}
 	}
@@ -41,6 +43,7 @@ func runJob(ctx context.Context, spec *jobs.Spec, onEvent func(jobs.Event)) (*jo
 	if engine.WorkerURL == "" {
 		engine.WorkerURL = siteURL("web/worker.js") + "?v=" + url.QueryEscape(app.Getenv("GOAPP_VERSION"))
 	}
+	spec.Engine = "clefcheck site " + app.Getenv("GOAPP_VERSION") // app.wasm + engine.wasm
 	files := map[string]js.Value{}
 	for _, in := range spec.Inputs() {
 		if in.Files != "" {
@@ -59,5 +62,30 @@ func hostAnswers(u string) bool {
 		return false
 	}
 	v, err := browser.Await(fn.Invoke(u))
+	return err == nil && v.Truthy()
+}
+
+// dropped takes a drop's files, folders read recursively (clefcheckDropped
+// in public/folders.js, called while the event lasts), stashes them in the
+// JS global name and calls then with their paths.
+func dropped(ctx app.Context, e app.Event, name string, then func([]string, error)) {
+	app.Window().Set("__clefcheckDrop", app.Window().Call("clefcheckDropOf", e.Value))
+	ctx.Async(func() {
+		v, err := browser.Await(js.Global().Get("__clefcheckDrop"))
+		var names []string
+		if err == nil {
+			js.Global().Set(name, v)
+			names, err = pickedNames(name)
+		}
+		dispatch(ctx, func(ctx app.Context) { then(names, err) })
+	})
+}
+
+// siteHasService tells whether this site runs the demo decision service
+// (GET health answers; clefcheckHasService in public/folders.js): on a
+// static host it does not, and the pages then decide with the demo model
+// in the browser.
+func siteHasService() bool {
+	v, err := browser.Await(js.Global().Call("clefcheckHasService", siteURL("health")))
 	return err == nil && v.Truthy()
 }

@@ -7,9 +7,10 @@ import (
 	"errors"
 	"io/fs"
 
+	"github.com/maxence-charriere/go-app/v10/pkg/app"
+
 	"github.com/kvit-s/clefcheck/wasm/jobs"
 	"github.com/kvit-s/clefcheck/wasm/runner"
-	"github.com/kvit-s/clefcheck/wasm/source"
 )
 
 var errNoFiles = errors.New("local files can be read only in the browser")
@@ -23,13 +24,15 @@ func runJob(ctx context.Context, spec *jobs.Spec, onEvent func(jobs.Event)) (*jo
 		if in.URL == "" {
 			return nil, errNoFiles
 		}
-		h, err := source.NewHTTP(in.URL)
-		if err == nil {
-			h.Token = in.Token
-		}
-		return h, err
+		return runner.OpenURL(in)
 	}}, onEvent)
 }
 
+// dropped: outside the browser nothing is dropped.
+func dropped(_ app.Context, _ app.Event, _ string, then func([]string, error)) { then(nil, errNoFiles) }
+
 // hostAnswers: outside the browser no request is refused for CORS.
 func hostAnswers(string) bool { return false }
+
+// siteHasService: outside the browser the demo service is assumed.
+func siteHasService() bool { return true }

@@ -17,7 +17,7 @@ func Handler(version string, res app.ResourceResolver) *app.Handler {
 		Author:       "clefcheck",
 		Lang:         "en",
 		Styles:       []string{"/web/clefcheck.css"},
-		Scripts:      []string{"/web/clefcheck.js"},
+		Scripts:      []string{"/web/clefcheck.js", "/web/folders.js"},
 		Icon:         app.Icon{Default: "/web/icon-192.png", Large: "/web/icon-512.png", SVG: "/web/icon.svg"},
 		Version:      version,
 		Resources:    res,

@@ -25,24 +25,47 @@ type HiddenPage struct {
 	Res    *report.Hidden
 	MD     string // the result as Markdown (from the engine)
 	PageNo int
+	Op     operator // the operator's records and references
+	Link   string
 }
 
 func (p *HiddenPage) OnInit() { p.Status = "idle" }
+
+// OnNav fills the page from its link (server, records, reference,
+// endpoint, claims; run=1 starts the capture).
+func (p *HiddenPage) OnNav(ctx app.Context) {
+	q := query(ctx)
+	p.Op.fromQuery(q)
+	if s, err := safeHTTP(q.Get("server")); err == nil {
+		p.Server = s
+	}
+	p.Op.loadCard(ctx)
+	if q.Get("run") == "1" {
+		p.onCapture(ctx, app.Event{})
+	}
+}
+
+func (p *HiddenPage) link() string {
+	return linkTo("hidden", append(p.Op.query(), "server", p.Server, "claims", p.Op.Claims)...)
+}
 
 func (p *HiddenPage) Render() app.UI {
 	return shell("hidden",
 		app.H1().Text("Hidden states"),
 		app.P().Class("lead").Text("Compares a server's hidden states with the references, record by record and layer by layer: token ids must match exactly, then cosine similarity, NMSE, max |Δ| and relative L2 error per captured layer (tolerances: cos ≥ 1 − 10⁻³, rel. L2 ≤ 1.6·10⁻²)."),
-		app.Div().Class("card controls").Body(
-			app.Button().ID("hidden-demo").Class("primary").Text("Demo: capture from the demo service").OnClick(p.onDemo).Disabled(p.Status == "running"),
-			field("hidden-server", "url", "decision server (default: this site's demo service)", p.Server, p.ValueTo(&p.Server)),
-			field("hidden-token", "password", "bearer token (optional)", p.Token, p.ValueTo(&p.Token)),
+		box("card controls",
+			button("hidden-demo", "primary", "Demo: capture from the demo service", p.Status == "running", p.onDemo),
+			field("hidden-server", "url", "decision server (default: this site's demo service)", p.Server, valueTo(&p.Server)),
+			field("hidden-token", "password", "bearer token (optional)", p.Token, valueTo(&p.Token)),
+			button("hidden-run", "", "Capture and compare", p.Status == "running", p.onCapture),
+			shareLink(p.Link, func(l string) { p.Link = l }, p.link),
 		),
-		app.Div().Class("card controls").Body(
+		p.Op.render(),
+		box("card controls",
 			app.Span().Text("Or compare two local folders:"),
 			picker("ref-folder", "Reference folder…", true, p.onPick("__clefcheckRef")),
 			picker("cand-folder", "Capture folder…", true, p.onPick("__clefcheckCand")),
-			app.Button().ID("compare-folders").Text("Compare").OnClick(p.onFolders).Disabled(p.Status == "running"),
+			button("compare-folders", "", "Compare", p.Status == "running", p.onFolders),
 		),
 		app.If(p.Status == "running", func() app.UI { return app.Div().Class("card").ID("hidden-progress").Text(p.Note) }),
 		app.If(p.Status == "error", func() app.UI { return errorCard(p.Err) }),
@@ -67,7 +90,7 @@ func (p *HiddenPage) renderResult() app.UI {
 		table = hiddenTable(rows, pg, pages, func(n int) { p.PageNo = n })
 	}
 	return app.Div().Body(
-		app.Div().Class("card summary").Body(
+		box("card summary",
 			badge("hidden-verdict", r.Verdict),
 			app.Span().Text(figures),
 			app.If(p.Note != "", func() app.UI { return app.Div().Class("muted").Text(p.Note) }),
@@ -146,10 +169,15 @@ func (p *HiddenPage) onFolders(ctx app.Context, e app.Event) {
 	p.run(ctx, &jobs.Spec{Kind: jobs.KindHidden, Ref: &jobs.Input{Files: "__clefcheckRef"}, Cand: &jobs.Input{Files: "__clefcheckCand"}}, "comparing the folders…")
 }
 
-// onDemo sends the demo records with return_hidden to the server and
-// compares the states with the demo world's reference, read by range from
-// the site (all in the engine worker).
-func (p *HiddenPage) onDemo(ctx app.Context, e app.Event) {
+// onDemo sends the records (the operator's, else the demo world's) with
+// return_hidden to the server and compares the states with the references
+// (the operator's, else the demo world's, read by range from the site),
+// all in the engine worker.
+func (p *HiddenPage) onDemo(ctx app.Context, e app.Event) { p.capture(ctx, false) }
+
+func (p *HiddenPage) onCapture(ctx app.Context, e app.Event) { p.capture(ctx, true) }
+
+func (p *HiddenPage) capture(ctx app.Context, operator bool) {
 	server := p.Server
 	if server == "" {
 		server = strings.TrimSuffix(siteURL("./"), "/")
@@ -159,7 +187,14 @@ func (p *HiddenPage) onDemo(ctx app.Context, e app.Event) {
 		p.Status, p.Err = "error", err.Error()
 		return
 	}
-	p.run(ctx, &jobs.Spec{Kind: jobs.KindHidden, Server: server, Token: p.Token, Site: demoSite()}, "loading the demo records…")
+	spec := &jobs.Spec{Kind: jobs.KindHidden, Server: server, Token: p.Token, Site: demoSite()}
+	note := "loading the demo records…"
+	// The operator's records and references, when given, replace the demo's.
+	if rec, ref := p.Op.inputs(); operator && (rec != nil || ref != nil) {
+		spec.RecordFiles, spec.Ref, note = rec, ref, "reading the records and the references…"
+	}
+	showLink(p.link())
+	p.run(ctx, spec, note)
 }
 
 func (p *HiddenPage) run(ctx app.Context, spec *jobs.Spec, note string) {
@@ -167,10 +202,10 @@ func (p *HiddenPage) run(ctx app.Context, spec *jobs.Spec, note string) {
 	ctx.Async(func() {
 		out, err := runJob(context.Background(), spec, func(e jobs.Event) {
 			if e.Note != "" {
-				ctx.Dispatch(func(ctx app.Context) { p.Note = e.Note })
+				dispatch(ctx, func(ctx app.Context) { p.Note = e.Note })
 			}
 		})
-		ctx.Dispatch(func(ctx app.Context) {
+		dispatch(ctx, func(ctx app.Context) {
 			if err != nil {
 				p.Status, p.Err = "error", err.Error()
 				return

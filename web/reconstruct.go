@@ -51,33 +51,33 @@ func (p *ReconstructPage) Render() app.UI {
 	return shell("reconstruct",
 		app.H1().Text("Reconstruct"),
 		app.P().Class("lead").Text("Computes a block of ΔW = s·B·A from the factors, reading only the bytes it needs, and — given the base and tuned checkpoints — the rebuild figures of every module (residual against the bf16 noise of the tuned weight, relative error) and the card's identity check of every tensor."),
-		app.Div().Class("card controls").Body(
-			app.Button().ID("recon-demo").Class("primary").Text("Load the demo world").OnClick(p.onDemo).Disabled(p.Status == "loading" || p.Status == "running"),
-			field("recon-url", "url", "adapter URL (…/resolve/main)", p.URL, p.ValueTo(&p.URL)),
-			app.Button().ID("recon-open").Text("Open URL").OnClick(p.onURL),
+		box("card controls",
+			button("recon-demo", "primary", "Load the demo world", p.Status == "loading" || p.Status == "running", p.onDemo),
+			field("recon-url", "url", "adapter URL (…/resolve/main)", p.URL, valueTo(&p.URL)),
+			button("recon-open", "", "Open URL", false, p.onURL),
 			picker("recon-adapter-files", "or local adapter files ", false, p.onAdapterFiles),
 		),
 		app.If(len(p.Modules) > 0, func() app.UI {
-			return app.Div().Class("card controls").Body(
-				choice("recon-module", p.Module, p.ValueTo(&p.Module), p.moduleChoices()...),
-				app.Label().Body(app.Text("rows from "), field("recon-row", "number", "", p.Row0, p.ValueTo(&p.Row0)).Min(0)),
-				app.Label().Body(app.Text("cols from "), field("recon-col", "number", "", p.Col0, p.ValueTo(&p.Col0)).Min(0)),
-				app.Label().Body(app.Text("size "), field("recon-size", "number", "", p.Size, p.ValueTo(&p.Size)).Min(4).Max(jobs.MaxBlock)),
-				app.Button().ID("recon-sample").Text("Compute block").OnClick(p.onSample),
-				field("recon-base", "url", "base checkpoint URL", p.BaseURL, p.ValueTo(&p.BaseURL)),
-				field("recon-tuned", "url", "tuned checkpoint URL", p.TunedURL, p.ValueTo(&p.TunedURL)),
-				app.Button().ID("recon-checkpoints").Text("Use these checkpoints").OnClick(p.onCheckpoints),
+			return box("card controls",
+				choice("recon-module", p.Module, valueTo(&p.Module), p.moduleChoices()...),
+				app.Label().Body(app.Text("rows from "), field("recon-row", "number", "", p.Row0, valueTo(&p.Row0)).Min(0)),
+				app.Label().Body(app.Text("cols from "), field("recon-col", "number", "", p.Col0, valueTo(&p.Col0)).Min(0)),
+				app.Label().Body(app.Text("size "), field("recon-size", "number", "", p.Size, valueTo(&p.Size)).Min(4).Max(jobs.MaxBlock)),
+				button("recon-sample", "", "Compute block", false, p.onSample),
+				field("recon-base", "url", "base checkpoint URL", p.BaseURL, valueTo(&p.BaseURL)),
+				field("recon-tuned", "url", "tuned checkpoint URL", p.TunedURL, valueTo(&p.TunedURL)),
+				button("recon-checkpoints", "", "Use these checkpoints", false, p.onCheckpoints),
 				picker("recon-base-files", "or local base files (shards + index) ", false, p.onCheckpointFiles("__clefcheckBase", &p.pickedBase)),
 				picker("recon-tuned-files", "local tuned files ", false, p.onCheckpointFiles("__clefcheckTuned", &p.pickedTuned)),
 				app.If(p.base != nil, func() app.UI {
-					return app.Button().ID("recon-rebuild").Text("Rebuild check (base + s·B·A vs tuned)").OnClick(p.onRebuild).Disabled(p.Status == "running")
+					return button("recon-rebuild", "", "Rebuild check (base + s·B·A vs tuned)", p.Status == "running", p.onRebuild)
 				}),
 			)
 		}),
 		app.If(p.Status == "error", func() app.UI { return errorCard(p.Err) }),
 		app.If(p.Status == "running" || p.Status == "loading", func() app.UI { return app.Div().Class("card").Text(p.Prog) }),
 		app.If(p.Block != nil || p.Rebuild != nil, func() app.UI {
-			return app.Div().Class("card").Body(downloads("recon-download-json", "recon-download-md", "clefcheck-reconstruct", p.reportJSON, p.markdown()))
+			return box("card", downloads("recon-download-json", "recon-download-md", "clefcheck-reconstruct", p.reportJSON, p.markdown()))
 		}),
 		app.If(p.Block != nil, func() app.UI { return p.renderBlock() }),
 		app.If(p.Rebuild != nil, func() app.UI { return p.renderRebuild() }),
@@ -236,7 +236,7 @@ func (p *ReconstructPage) open(ctx app.Context, adapter, base, tuned *jobs.Input
 	p.Status, p.Prog, p.Block, p.Rebuild = "loading", "reading the adapter's header…", nil, nil
 	ctx.Async(func() {
 		out, err := runJob(context.Background(), &jobs.Spec{Kind: jobs.KindOpen, Adapter: adapter, Base: base, Tuned: tuned}, nil)
-		ctx.Dispatch(func(ctx app.Context) {
+		dispatch(ctx, func(ctx app.Context) {
 			if err != nil {
 				p.Status, p.Err = "error", err.Error()
 				return
@@ -277,7 +277,7 @@ func (p *ReconstructPage) useCheckpoints(ctx app.Context, base, tuned *jobs.Inpu
 		if err == nil && out.CkErr != "" {
 			err = errors.New(out.CkErr)
 		}
-		ctx.Dispatch(func(ctx app.Context) {
+		dispatch(ctx, func(ctx app.Context) {
 			if err != nil {
 				p.Status, p.Err = "error", "checkpoints: "+err.Error()
 				return
@@ -291,7 +291,7 @@ func (p *ReconstructPage) onSample(ctx app.Context, e app.Event) {
 	spec := &jobs.Spec{Kind: jobs.KindSample, Adapter: p.adapter, Module: p.Module, Row0: p.Row0, Col0: p.Col0, Size: max(4, min(jobs.MaxBlock, p.Size))}
 	ctx.Async(func() {
 		out, err := runJob(context.Background(), spec, nil)
-		ctx.Dispatch(func(ctx app.Context) {
+		dispatch(ctx, func(ctx app.Context) {
 			if err != nil {
 				p.Status, p.Err = "error", err.Error()
 				return
@@ -308,10 +308,10 @@ func (p *ReconstructPage) onRebuild(ctx app.Context, e app.Event) {
 		out, err := runJob(context.Background(), spec, func(e jobs.Event) {
 			if e.Status != nil {
 				s := *e.Status
-				ctx.Dispatch(func(ctx app.Context) { p.Prog = "rebuilding every module: " + s.String() })
+				dispatch(ctx, func(ctx app.Context) { p.Prog = "rebuilding every module: " + s.String() })
 			}
 		})
-		ctx.Dispatch(func(ctx app.Context) {
+		dispatch(ctx, func(ctx app.Context) {
 			if err != nil {
 				p.Status, p.Err = "error", err.Error()
 				return

@@ -26,7 +26,7 @@ func svg(name string, kv ...any) app.HTMLElem {
 
 // chart is an SVG of w × h with an id, its elements, and a caption.
 func chart(id string, w, h float64, caption string, els []app.UI) app.UI {
-	return app.Div().Class("hist").Body(
+	return box("hist",
 		svg("svg", "width", w, "height", h, "viewBox", fmt.Sprintf("0 0 %g %g", w, h)).ID(id).Body(els...),
 		app.Div().Class("muted").Text(caption),
 	)
@@ -89,10 +89,10 @@ func paged(n, pg int) (lo, hi, page, pages int) {
 
 // pager moves between pages; set is given the new page.
 func pager(id string, pg, pages int, set func(int)) app.UI {
-	return app.Div().Class("pager").Body(
-		app.Button().Text("‹").Disabled(pg == 0).OnClick(func(ctx app.Context, e app.Event) { set(pg - 1) }),
+	return box("pager",
+		button("", "", "‹", pg == 0, func(ctx app.Context, e app.Event) { set(pg - 1) }),
 		app.Span().ID(id).Text(fmt.Sprintf(" page %d of %d ", pg+1, pages)),
-		app.Button().Text("›").Disabled(pg >= pages-1).OnClick(func(ctx app.Context, e app.Event) { set(pg + 1) }),
+		button("", "", "›", pg >= pages-1, func(ctx app.Context, e app.Event) { set(pg + 1) }),
 	)
 }
 
@@ -105,7 +105,9 @@ func field(id, typ, placeholder string, value any, h app.EventHandler) app.HTMLI
 func picker(id, label string, folder bool, h app.EventHandler) app.UI {
 	in := app.Input().ID(id).Type("file").OnChange(h)
 	if folder {
-		in = in.Attr("webkitdirectory", "")
+		// go-app drops an attribute whose value is empty: "true" makes
+		// the boolean attribute present, so the chooser opens folders.
+		in = in.Attr("webkitdirectory", true)
 	} else {
 		in = in.Multiple(true)
 	}
@@ -148,7 +150,7 @@ func couldNot(fs []report.Finding) app.UI {
 		if n[k] > 1 {
 			subj += fmt.Sprintf(" (and %d more alike)", n[k]-1)
 		}
-		items[i] = app.Li().Body(app.Code().Text(f.Code), app.Span().Class("subject").Text(subj),
+		items[i] = app.Li().Body(app.Code().Text(f.Code), span("subject", subj),
 			app.Div().Text(clip(msg, 400)), app.Div().Class("hint").Text(hint))
 	}
 	return app.Div().Class("card error").ID("could-not").Body(
@@ -170,3 +172,34 @@ func choice(id, current string, h app.EventHandler, kv ...string) app.UI {
 	}
 	return app.Select().ID(id).OnChange(h).Body(opts...)
 }
+
+// dispatch and valueTo are ctx.Dispatch and Compo.ValueTo kept out of
+// line: go-app inlines both, and each inlined copy (the closure copies the
+// whole Context) costs app.wasm about a kilobyte per call site.
+//
+//go:noinline
+func dispatch(ctx app.Context, f func(app.Context)) { ctx.Dispatch(f) }
+
+//go:noinline
+func valueTo(v any) app.EventHandler {
+	var c app.Compo
+	return c.ValueTo(v)
+}
+
+// button is a button: one call instead of a chain at every use.
+func button(id, class, text string, disabled bool, h app.EventHandler) app.UI {
+	b := app.Button().Text(text).OnClick(h).Disabled(disabled)
+	if id != "" {
+		b = b.ID(id)
+	}
+	if class != "" {
+		b = b.Class(class)
+	}
+	return b
+}
+
+// box is a div of class cls around els; span a span of class cls with
+// text (one call each instead of a chain).
+func box(cls string, els ...app.UI) app.UI { return app.Div().Class(cls).Body(els...) }
+
+func span(cls, text string) app.UI { return app.Span().Class(cls).Text(text) }

@@ -59,7 +59,7 @@ func (c *SiteCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	if *space {
-		readme := "---\ntitle: clefcheck\nemoji: 🔎\ncolorFrom: blue\ncolorTo: gray\nsdk: static\napp_file: index.html\npinned: false\nlicense: apache-2.0\nshort_description: Verify a LoRA adapter's claims in your browser\n---\n\n" +
+		readme := "---\ntitle: clefcheck\nemoji: 🔎\ncolorFrom: blue\ncolorTo: gray\nsdk: static\napp_file: index.html\nmodels:\n- kvit-s/clef-lora-r256\npinned: false\nlicense: apache-2.0\nshort_description: Verify a LoRA adapter's claims in your browser\n---\n\n" +
 			"clefcheck checks a PEFT LoRA adapter extracted by SVD (kvit-s/clef-lora-r256) against its claims, in the browser: nothing is uploaded.\n"
 		if err := os.WriteFile(filepath.Join(*out, "README.md"), []byte(readme), 0o644); err != nil {
 			return err
@@ -114,6 +114,22 @@ func writeSite(out, prefix, webDir, worldDir string) error {
 	}
 	if err := copyTree(worldDir, filepath.Join(out, "demo"), small); err != nil {
 		return err
+	}
+	// go-app writes each page as embed.html (for hosts that add .html); a
+	// plain file server answers /embed only from embed/index.html (by a
+	// redirect to /embed/), so each page is written there too.
+	for _, p := range web.Pages {
+		if p == "/" {
+			continue
+		}
+		name := filepath.Join(out, filepath.FromSlash(strings.TrimPrefix(p, "/")))
+		page, err := os.ReadFile(name + ".html")
+		if err != nil {
+			return err
+		}
+		if err := writeFile(filepath.Join(name, "index.html"), page); err != nil {
+			return err
+		}
 	}
 	// Static hosts serve 404.html for unknown paths: the app then routes.
 	index, err := os.ReadFile(filepath.Join(out, "index.html"))

@@ -20,6 +20,7 @@ const (
 	KindDecisions = "decisions" // Records|RecordFiles, RefAnswers|Ref, Server|Browser, [Hidden, Save] → Decisions (Row events)
 	KindDecide    = "decide"    // Prompt, Options, Server|Browser → Decided
 	KindClaims    = "claims"    // → ClaimNames; ClaimsFile → ClaimsName, ClaimsJSON (checked)
+	KindSource    = "source"    // Adapter (a URL or Hub source) → Source, Listing: what it resolves to
 )
 
 // Input says where a job's files are: a base URL read by range (with an
@@ -50,7 +51,10 @@ type Spec struct {
 	Kind string `json:"kind"`
 	// Label says what the inputs are, for the reports: the adapter (audit)
 	// or the checkpoints (rebuild).
-	Label                           string `json:"label,omitempty"`
+	Label string `json:"label,omitempty"`
+	// Engine names the engine that runs the job, for the reports'
+	// provenance (report.Tool.Engine): in the browser, the site's build.
+	Engine                          string `json:"engine,omitempty"`
 	Adapter, Base, Tuned, Ref, Cand *Input `json:",omitempty"`
 	// Site is the root of a demo world (records/, reference/, base/,
 	// adapter/, head.json), for the demo records, the live hidden-state
@@ -144,7 +148,7 @@ type Output struct {
 	Rebuild    *report.Rebuild           `json:"rebuild,omitempty"`
 	Hidden     *report.Hidden            `json:"hidden,omitempty"`
 	Answers    *report.Answers           `json:"answers,omitempty"`
-	Note       string                    `json:"note,omitempty"`
+	Note       string                    `json:"note,omitempty"` // a source job: what it resolved to, in words
 	Records    []report.Record           `json:"records,omitempty"`
 	RefAnswers map[string]*report.Answer `json:"ref_answers,omitempty"`
 	Decisions  *report.Decisions         `json:"decisions,omitempty"`
@@ -153,6 +157,19 @@ type Output struct {
 	Profiles   []report.ProfileInfo      `json:"profiles,omitempty"`    // the built-in profiles, described
 	ClaimsName string                    `json:"claims_name,omitempty"`
 	ClaimsJSON json.RawMessage           `json:"claims_json,omitempty"`
+	// Source is what a source job's input resolved to (a Hub repository:
+	// down to the commit), Listing its files with the sizes and SHA-256
+	// the host lists.
+	Source  *report.SourceInfo `json:"source,omitempty"`
+	Listing []report.FileInfo  `json:"listing,omitempty"`
+	// Attestation is an audit's unsigned in-toto statement (report.Attest),
+	// or NoAttestation why there is none; Badge its verdict as an SVG.
+	Attestation   json.RawMessage `json:"attestation,omitempty"`
+	NoAttestation string          `json:"no_attestation,omitempty"`
+	Badge         string          `json:"badge,omitempty"`
+	// Provenance is an audit's provenance as text, for the page to show
+	// as it is (the Markdown report's section).
+	Provenance string `json:"provenance,omitempty"`
 	// Markdown is the report of an audit, a block, a rebuild, a hidden
 	// state comparison or a batch of decisions, for download.
 	Markdown string `json:"markdown,omitempty"`

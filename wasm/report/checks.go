@@ -275,4 +275,5 @@ type ProfileInfo struct {
 	Rank       int    `json:"r"`
 	Pairs      int    `json:"pairs"`
 	Parameters int64  `json:"parameters"`
+	Reference  string `json:"reference,omitempty"` // where its references live (reference.source)
 }

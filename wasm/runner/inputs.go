@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -84,6 +85,50 @@ func tool() report.Tool {
 		}
 	}
 	return t
+}
+
+// toolFor is tool() with the engine the spec names (the page's build).
+func toolFor(spec *jobs.Spec) report.Tool {
+	t := tool()
+	t.Engine = clip(spec.Engine, 100)
+	return t
+}
+
+// runSource says what a source resolves to without reading its files: a
+// Hub repository's commit and listing (with the listed SHA-256), or a
+// URL as it is.
+func runSource(ctx context.Context, spec *jobs.Spec) (*jobs.Output, error) {
+	in := spec.Adapter
+	if in == nil || in.URL == "" {
+		return nil, errors.New("no source given")
+	}
+	ref, err := hub.Parse(in.URL, in.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	switch ref.Kind {
+	case hub.KindURL:
+		return &jobs.Output{Source: &report.SourceInfo{Kind: "url", URL: ref.URL}, Note: "URL " + clip(ref.URL, 200) + ", read by range"}, nil
+	case hub.KindHub:
+	default:
+		return nil, fmt.Errorf("%s is a local path: choose its files or its folder", clip(in.URL, 120))
+	}
+	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+	defer cancel()
+	snap, err := (&hub.Client{Endpoint: ref.Endpoint, Token: in.Token}).Resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	out := &jobs.Output{Source: &report.SourceInfo{Kind: "hub", Endpoint: snap.Ref.Endpoint, Repo: snap.Ref.Repo, Revision: snap.Ref.Rev, Commit: snap.Commit, Path: ref.Path}}
+	for _, f := range snap.Files {
+		out.Listing = append(out.Listing, report.FileInfo{Name: f.Path, Size: f.Size, Listed: f.SHA256})
+	}
+	out.Note = fmt.Sprintf("%s at %s → commit %s", snap.Ref.Repo, snap.Ref.Rev, snap.Commit)
+	if ref.Path != "" {
+		out.Note += ", " + ref.Path
+	}
+	out.Note += fmt.Sprintf(" · %d files listed · %s", len(snap.Files), snap.Ref.Endpoint)
+	return out, nil
 }
 
 // sourceOf describes where an input's files come from.
@@ -166,7 +211,7 @@ func stamp(out *jobs.Output, spec *jobs.Spec, begun time.Time) {
 	if *p != nil {
 		return
 	}
-	prov := &report.Provenance{Tool: tool(), Started: begun.UTC(), Seconds: time.Since(begun).Seconds(), Mode: spec.Mode,
+	prov := &report.Provenance{Tool: toolFor(spec), Started: begun.UTC(), Seconds: time.Since(begun).Seconds(), Mode: spec.Mode,
 		Digests: report.DigestSummary{Why: "digests are computed for audits"}}
 	if spec.Kind != jobs.KindAudit {
 		prov.Mode = ""

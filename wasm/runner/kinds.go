@@ -162,11 +162,7 @@ func runHidden(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs
 		res.Source = spec.Cand.String()
 		return &jobs.Output{Hidden: res, Note: res.Source, Markdown: HiddenMarkdown(res, res.Source)}, nil
 	}
-	site, err := open(h, spec.Site, "demo world")
-	if err != nil {
-		return nil, err
-	}
-	recs, _, err := readRecords(site, spec.Datasets)
+	recs, refFS, refDir, from, err := liveInputs(spec, h)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +180,7 @@ func runHidden(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs
 		var r *refs.Hidden
 		var rerr error
 		if o.Err == nil && herr == nil && hs != nil {
-			r, rerr = refs.ReadHidden(site, path.Join("reference/hidden", refs.FileName(o.Record.ID)))
+			r, rerr = refs.ReadHidden(refFS, path.Join(refDir, refs.FileName(o.Record.ID)))
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -209,12 +205,40 @@ func runHidden(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs
 	if res.Summary.Compared == 0 {
 		res.Add(report.Could(report.CheckEmpty, clip(spec.Server, 200), "no record's hidden states were captured and compared"))
 	}
-	note := fmt.Sprintf("captured live from %s; reference from the demo world", clip(spec.Server, 200))
+	note := fmt.Sprintf("captured live from %s; reference from %s", clip(spec.Server, 200), clip(from, 200))
 	if len(failed) > 0 {
 		note += fmt.Sprintf("; %d of %d requests failed (first: %s)", len(failed), len(recs), clip(failed[0].Message, 200))
 	}
 	res.Source = note
 	return &jobs.Output{Hidden: res, Note: note, Markdown: HiddenMarkdown(res, note)}, nil
+}
+
+// liveInputs are a live capture's records (RecordFiles, else Site's demo
+// records) and where their reference states are (Ref's hidden/, else
+// Site's reference/hidden/).
+func liveInputs(spec *jobs.Spec, h Host) (recs []refs.Record, refFS fs.FS, refDir, from string, err error) {
+	var site fs.FS
+	if spec.RecordFiles == nil || spec.Ref == nil {
+		if site, err = open(h, spec.Site, "demo world"); err != nil {
+			return nil, nil, "", "", err
+		}
+	}
+	if spec.RecordFiles != nil {
+		b := &batch{spec: spec, h: h}
+		if err = b.records(); err != nil {
+			return nil, nil, "", "", err
+		}
+		recs = b.recs
+	} else if recs, _, err = readRecords(site, spec.Datasets); err != nil {
+		return nil, nil, "", "", err
+	}
+	if spec.Ref == nil {
+		return recs, site, "reference/hidden", "the demo world", nil
+	}
+	if refFS, err = open(h, spec.Ref, "reference"); err != nil {
+		return nil, nil, "", "", err
+	}
+	return recs, refFS, "hidden", spec.Ref.String(), nil
 }
 
 // allMissing tells whether the candidate had none of the records.

@@ -29,6 +29,7 @@ func AuditMarkdown(r *report.Audit) string {
 	if s.Kernel != "" {
 		fmt.Fprintf(&b, "- computed: %s\n", cell(s.Kernel))
 	}
+	provenanceMD(&b, r.Provenance)
 	b.WriteString("\n## Findings\n\n")
 	findingsTable(&b, r.Findings)
 	b.WriteString("\n## Pairs\n\n| module | out × in | r | rank | σ₁ | form dev. | report σ / tol | method |\n|---|---|---|---|---|---|---|---|\n")
@@ -41,6 +42,70 @@ func AuditMarkdown(r *report.Audit) string {
 			report.FirstOr(m.Sigma), report.PtrOr(m.FormDev, "%.2g"), report.PtrOr(m.ReportSV, "%.2f"), cell(method))
 	}
 	return b.String()
+}
+
+// ProvenanceText is an audit's provenance as the page shows it: the
+// Markdown report's section, without its heading.
+func ProvenanceText(p *report.Provenance) string {
+	var b strings.Builder
+	provenanceMD(&b, p)
+	return strings.TrimPrefix(b.String(), "\n## Provenance\n\n")
+}
+
+// provenanceMD renders what was audited, with what and when: the source
+// down to its commit, each file's SHA-256 beside the one its host lists,
+// the claims profile's digest, the tool, the mode, the time.
+func provenanceMD(b *strings.Builder, p *report.Provenance) {
+	if p == nil {
+		return
+	}
+	b.WriteString("\n## Provenance\n\n")
+	s := p.Source
+	switch s.Kind {
+	case "hub":
+		fmt.Fprintf(b, "- source: %s at %s → commit `%s`", cell(s.Repo), cell(s.Revision), cell(s.Commit))
+		if s.Path != "" {
+			fmt.Fprintf(b, ", folder %s", cell(s.Path))
+		}
+		fmt.Fprintf(b, " (%s)\n", cell(s.Endpoint))
+	case "url":
+		fmt.Fprintf(b, "- source: %s\n", cell(s.URL))
+	default:
+		fmt.Fprintf(b, "- source: %s\n", cell(report.OrNone(s.Local)))
+	}
+	t := p.Tool
+	fmt.Fprintf(b, "- tool: %s %s", cell(t.Name), cell(t.Version))
+	if t.Revision != "" {
+		fmt.Fprintf(b, " (revision %s)", cell(t.Revision))
+	}
+	if t.Engine != "" {
+		fmt.Fprintf(b, ", engine %s", cell(t.Engine))
+	}
+	b.WriteString("\n")
+	if c := p.Claims; c != nil {
+		fmt.Fprintf(b, "- claims: %s, SHA-256 `%s`\n", cell(c.Name), cell(c.SHA256))
+	}
+	fmt.Fprintf(b, "- mode: %s; started %s; %.2f s\n", p.Mode, p.Started.Format("2006-01-02 15:04:05Z07:00"), p.Seconds)
+	if p.Seed != "" {
+		fmt.Fprintf(b, "- seed: %s\n", cell(p.Seed))
+	}
+	d := p.Digests
+	if !d.Computed {
+		fmt.Fprintf(b, "- digests: not computed (%s)\n", cell(report.OrNone(d.Why)))
+		return
+	}
+	fmt.Fprintf(b, "- digests: %d bytes hashed (%d read again) in %.2f s\n\n| file | bytes | SHA-256 | listed by the host |\n|---|---|---|---|\n", d.Bytes, d.Reread, d.Seconds)
+	for _, f := range p.Files {
+		listed := "–"
+		switch {
+		case f.Listed == "":
+		case f.Listed == f.SHA256:
+			listed = "matches"
+		default:
+			listed = "**differs**: `" + cell(f.Listed) + "`"
+		}
+		fmt.Fprintf(b, "| %s | %d | `%s` | %s |\n", cell(f.Name), f.Size, cell(report.OrNone(f.SHA256)), listed)
+	}
 }
 
 // HiddenMarkdown renders a hidden-state comparison; note says where the

@@ -86,6 +86,8 @@ func dispatch(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 		return runDecide(ctx, spec, h)
 	case jobs.KindClaims:
 		return runClaims(spec, h)
+	case jobs.KindSource:
+		return runSource(ctx, spec)
 	}
 	return nil, fmt.Errorf("runner: unknown kind %q", clip(spec.Kind, 40))
 }
@@ -273,7 +275,7 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 	if label == "" {
 		label = spec.Adapter.String()
 	}
-	prov := &report.Provenance{Tool: tool(), Source: sourceOf(spec.Adapter, fsys, label), Claims: claimsInfo(prof), Mode: opt.Mode, Started: begun.UTC()}
+	prov := &report.Provenance{Tool: toolFor(spec), Source: sourceOf(spec.Adapter, fsys, label), Claims: claimsInfo(prof), Mode: opt.Mode, Started: begun.UTC()}
 	if opt.Mode == report.ModeRandomized {
 		prov.Seed = "per pair, from its module name (deterministic: the same adapter gives the same probes)"
 	}
@@ -284,7 +286,13 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 	}
 	prov.Seconds = time.Since(begun).Seconds()
 	res.Provenance = prov
-	return &jobs.Output{Audit: res, Markdown: AuditMarkdown(res)}, nil
+	out := &jobs.Output{Audit: res, Markdown: AuditMarkdown(res), Badge: report.Badge("clefcheck", res.Verdict), Provenance: ProvenanceText(prov)}
+	if st, err := report.Attest(res); err != nil {
+		out.NoAttestation = err.Error()
+	} else if out.Attestation, err = st.MarshalIndent(); err != nil {
+		out.NoAttestation = err.Error()
+	}
+	return out, nil
 }
 
 var clip = report.Clip
@@ -300,7 +308,7 @@ func runClaims(spec *jobs.Spec, h Host) (*jobs.Output, error) {
 			return nil, err
 		}
 		d := p.Derived()
-		out.Profiles = append(out.Profiles, report.ProfileInfo{Name: n, Adapter: p.Adapter, Rank: p.Rank, Pairs: d.Pairs, Parameters: d.Parameters})
+		out.Profiles = append(out.Profiles, report.ProfileInfo{Name: n, Adapter: p.Adapter, Rank: p.Rank, Pairs: d.Pairs, Parameters: d.Parameters, Reference: p.Reference.Source})
 	}
 	switch {
 	case spec.Claims != "":

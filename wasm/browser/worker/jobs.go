@@ -14,6 +14,7 @@ import (
 	"github.com/kvit-s/clefcheck/wasm/audit"
 	"github.com/kvit-s/clefcheck/wasm/browser"
 	"github.com/kvit-s/clefcheck/wasm/browser/msg"
+	"github.com/kvit-s/clefcheck/wasm/hub"
 	"github.com/kvit-s/clefcheck/wasm/jobs"
 	"github.com/kvit-s/clefcheck/wasm/report"
 	"github.com/kvit-s/clefcheck/wasm/runner"
@@ -107,17 +108,21 @@ func (r *jobRunner) cancel(id int) {
 func openInput(in *jobs.Input, files js.Value) (fs.FS, error) {
 	switch {
 	case in.URL != "":
-		h, err := source.NewHTTP(in.URL)
+		fsys, err := runner.OpenURL(in) // a Hub source pinned to its commit, or any http(s) folder
 		if err != nil {
 			return nil, err
 		}
-		h.Token = in.Token
 		// What this worker reads of a URL beyond headers is read in order
-		// (the digest pass after an audit, 4 MB reads; the pairs when no
-		// pool could start): in windows as large as the pool's segments,
-		// one request each instead of eight, and eight times fewer to fail.
-		h.ReadAhead = readAhead
-		return h, nil
+		// (the digest pass after an audit; the pairs when no pool could
+		// start): in windows as large as the pool's segments, one request
+		// each instead of eight, and eight times fewer to fail.
+		switch h := fsys.(type) {
+		case *source.HTTP:
+			h.ReadAhead = readAhead
+		case *hub.FS:
+			h.ReadAhead = readAhead
+		}
+		return fsys, nil
 	case in.Files != "":
 		if !files.Truthy() {
 			return nil, errors.New("no files were attached")
@@ -127,9 +132,15 @@ func openInput(in *jobs.Input, files js.Value) (fs.FS, error) {
 			return nil, fmt.Errorf("no files chosen (%s)", in.Files)
 		}
 		if list.Get("item").Type() != js.TypeFunction { // an array of File
+			// A dropped folder's files come with their paths in it (names).
+			names := list.Get("names")
 			f := browser.NewFiles()
 			for i := 0; i < list.Length(); i++ {
-				f.Add(list.Index(i), list.Index(i).Get("name").String())
+				name := list.Index(i).Get("name").String()
+				if names.Truthy() && names.Index(i).Truthy() {
+					name = names.Index(i).String()
+				}
+				f.Add(list.Index(i), name)
 			}
 			return f, nil
 		}
@@ -180,6 +191,8 @@ func poolFor(fsys fs.FS, opt audit.Options, onStart func(int, string)) *AuditPoo
 	switch f := fsys.(type) {
 	case *source.HTTP:
 		pool.URL, pool.Token, pool.Src = f.Base.String(), f.Token, f
+	case *hub.FS: // the workers read the resolved commit's resolve URLs
+		pool.URL, pool.Token, pool.Src = f.Base.String(), f.Token, f.HTTP
 	case *browser.Files:
 		pool.Files = f
 	default:
