@@ -43,9 +43,9 @@ type Cache struct {
 	mu    sync.Mutex
 	ext   map[string][]*extent // by key hash
 	tick  uint64
-	used  int64           // bytes held (extents, reservations, undeletable)
+	used  int64            // bytes held (extents, reservations, undeletable)
 	busy  map[string]int64 // entry names being written: their reservations
-	off   string          // why the cache is off ("" while on)
+	off   string           // why the cache is off ("" while on)
 	st    CacheStats
 }
 

@@ -311,7 +311,7 @@ func TestHTTPCacheValidators(t *testing.T) {
 		name, base, etag string
 		second           int64 // requests of the second read
 	}{
-		{"commit", commit, "", 0}, // even the probe comes from the cache
+		{"commit", commit, "", 0},                       // even the probe comes from the cache
 		{"strong etag", srv.URL + "/plain/", `"v1"`, 1}, // the probe, which validates
 		{"weak etag", srv.URL + "/weak/", `W/"v1"`, -1},
 		{"no etag", srv.URL + "/none/", "", -1},
