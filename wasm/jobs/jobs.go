@@ -20,6 +20,7 @@ const (
 	KindDecisions = "decisions" // Records|RecordFiles, RefAnswers|Ref, Server|Browser, [Hidden, Save] → Decisions (Row events)
 	KindDecide    = "decide"    // Prompt, Options, Server|Browser → Decided
 	KindClaims    = "claims"    // → ClaimNames; ClaimsFile → ClaimsName, ClaimsJSON (checked)
+	KindCache     = "cache"     // [Clear] → Cache: the browser's cache of byte ranges (the engine worker's; natively none)
 )
 
 // Input says where a job's files are: a base URL read by range (with an
@@ -74,6 +75,8 @@ type Spec struct {
 	// (on by default; natively it is nearly free, in the browser it may
 	// read again what the pool workers read out of order).
 	NoDigest bool `json:"no_digest,omitempty"`
+	// Clear empties the cache (cache).
+	Clear bool `json:"clear,omitempty"`
 	// sample
 	Module string `json:"module,omitempty"`
 	Row0   int    `json:"row0,omitempty"`
@@ -143,9 +146,22 @@ type Output struct {
 	Profiles   []report.ProfileInfo      `json:"profiles,omitempty"`    // the built-in profiles, described
 	ClaimsName string                    `json:"claims_name,omitempty"`
 	ClaimsJSON json.RawMessage           `json:"claims_json,omitempty"`
+	Cache      *CacheInfo                `json:"cache,omitempty"`
 	// Markdown is the report of an audit, a block, a rebuild, a hidden
 	// state comparison or a batch of decisions, for download.
 	Markdown string `json:"markdown,omitempty"`
+}
+
+// CacheInfo is the browser's cache of the byte ranges read from URLs
+// (kept under their commit or ETag, in the Origin Private File System).
+type CacheInfo struct {
+	On      bool   `json:"on"`
+	Why     string `json:"why,omitempty"` // why it is off
+	Bytes   int64  `json:"bytes"`         // held
+	Max     int64  `json:"max"`
+	Entries int    `json:"entries"`
+	Hits    int64  `json:"hits"`    // bytes read from it this session
+	Fetched int64  `json:"fetched"` // bytes read through it from the network
 }
 
 // Limits on what a spec may ask for: a page's sample block is a heatmap,

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall/js"
 
@@ -41,6 +42,30 @@ type AuditPool struct {
 	OnStart func(n int, kernel string)
 
 	retries atomic.Int64 // the pool workers' retried reads (msg.Figures)
+	bufMu   sync.Mutex
+	bufs    [][]byte // span buffers free for reuse
+}
+
+// buffer is a span buffer of n bytes, reused when one is free.
+func (p *AuditPool) buffer(n int64) []byte {
+	p.bufMu.Lock()
+	defer p.bufMu.Unlock()
+	for i, b := range p.bufs {
+		if int64(cap(b)) >= n {
+			p.bufs = append(p.bufs[:i], p.bufs[i+1:]...)
+			return b[:n]
+		}
+	}
+	return make([]byte, n)
+}
+
+// release gives a span buffer back (a few are kept).
+func (p *AuditPool) release(b []byte) {
+	p.bufMu.Lock()
+	defer p.bufMu.Unlock()
+	if len(p.bufs) < 8 {
+		p.bufs = append(p.bufs, b)
+	}
 }
 
 // Retries is how many range reads the pool workers retried (the dealer's
@@ -154,6 +179,20 @@ func (p *AuditPool) readSpan(ctx context.Context, file string, begin, end int64)
 		}
 		promise := f.Call("slice", float64(begin), float64(end)).Call("arrayBuffer")
 		return func() (js.Value, error) { return browser.Await(promise) }
+	}
+	if p.Src != nil && (p.Src.Cache() != nil || p.Src.Observed()) {
+		// Through the source's cache, and past its observers (the file's
+		// digest): the bytes come into Go, then go out to the worker.
+		return func() (js.Value, error) {
+			buf := p.buffer(end - begin)
+			defer p.release(buf)
+			if err := p.Src.ReadRange(ctx, file, begin, buf); err != nil {
+				return js.Undefined(), err
+			}
+			ab := js.Global().Get("ArrayBuffer").New(len(buf))
+			js.CopyBytesToJS(js.Global().Get("Uint8Array").New(ab), buf)
+			return ab, nil
+		}
 	}
 	fetchRange := js.Global().Get("clefcheckFetchRange")
 	if p.Src == nil || fetchRange.Type() != js.TypeFunction {
