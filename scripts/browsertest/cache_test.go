@@ -60,6 +60,9 @@ func newCountingServer(dir string) *countingServer {
 		s.mu.Unlock()
 		if kind == "etag" {
 			w.Header().Set("ETag", fmt.Sprintf(`"%x-%x"`, st.ModTime().UnixNano(), st.Size()))
+			// Keep Chromium's own HTTP cache out of the count (it keeps
+			// ranges that came with an ETag, and answers the probes).
+			w.Header().Set("Cache-Control", "no-store")
 		}
 		http.ServeFile(w, r, p)
 	}))
@@ -140,4 +143,93 @@ func TestBrowserCache(t *testing.T) {
 		t.Errorf("an ETag's second audit made %d requests (first %d); without one %d (first %d)", e2, e1, b2, b1)
 	}
 	p.shot("cache")
+}
+
+// pageReport is the audit the page offers for download (#download-json),
+// caught on its way to the download.
+func pageReport(t *testing.T, p *tab) []byte {
+	t.Helper()
+	p.run(`window.__dl = null; if (!window.__dlHooked) { window.__dlHooked = true; const orig = URL.createObjectURL;
+		URL.createObjectURL = (b) => { window.__dl = b; return orig.call(URL, b); }; }`)
+	p.click("#download-json")
+	s, err := eval[string](p, `(async () => { for (let i = 0; i < 50 && !window.__dl; i++) await new Promise(r => setTimeout(r, 100));
+		return window.__dl ? await window.__dl.text() : "" })()`, chromedp.EvalAwaitPromise)
+	if err != nil || s == "" {
+		t.Fatalf("the page's JSON report: %v", err)
+	}
+	return []byte(s)
+}
+
+// TestBrowserDigests: the page's audit of the demo world from a URL names
+// each file with the SHA-256 the CLI computes for it, read again almost
+// nothing for them (the dealer's spans were hashed as they passed, in file
+// order), and says what they cost; with the box ticked, none are computed.
+func TestBrowserDigests(t *testing.T) {
+	p := newTab(t, 4*time.Minute)
+	srv := newCountingServer(p.env.world)
+	defer srv.Close()
+	type audit struct {
+		Verdict    string `json:"verdict"`
+		Provenance struct {
+			Files []struct {
+				Name   string `json:"name"`
+				Size   int64  `json:"size"`
+				SHA256 string `json:"sha256"`
+			} `json:"files"`
+			Digests struct {
+				Computed bool    `json:"computed"`
+				Why      string  `json:"why"`
+				Bytes    int64   `json:"bytes"`
+				Reread   int64   `json:"reread"`
+				Seconds  float64 `json:"seconds"`
+			} `json:"digests"`
+		} `json:"provenance"`
+	}
+	var cli audit
+	jsonOf(t, p.env.clefcheck(t, "audit", "--json", "--claims", "demo", filepath.Join(p.env.world, "adapter")), &cli)
+	want := map[string]string{}
+	for _, f := range cli.Provenance.Files {
+		want[f.Name] = f.SHA256
+	}
+	p.open(p.env.url+"/", "#load-demo")
+	if err := p.waitJS("the engine worker to list its claims profiles", engineListed, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	run := func(what string) audit {
+		t.Helper()
+		p.do("choosing the claims, mode and URL", chromedp.SetValue("#claims", "demo"), chromedp.SetValue("#mode", "randomized"),
+			chromedp.SetValue("#adapter-url", srv.URL+"/org/demo/resolve/"+demoCommit+"/adapter/"))
+		p.run(`["#claims","#mode","#adapter-url"].forEach(s => document.querySelector(s).dispatchEvent(new Event("change")))`)
+		p.run(`document.querySelectorAll("#verdict").forEach(e => e.remove())`)
+		p.click("#open-url")
+		if _, err := p.waitText("#verdict", "PASS", 2*time.Minute); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if err := p.waitJS("the download button", `!!document.querySelector("#download-json")`, 30*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		var a audit
+		jsonOf(t, pageReport(t, p), &a)
+		return a
+	}
+	a := run("the audit")
+	d := a.Provenance.Digests
+	t.Logf("page: %d files, digests: %d bytes hashed, %d read again, %.3f s", len(a.Provenance.Files), d.Bytes, d.Reread, d.Seconds)
+	if !d.Computed || len(a.Provenance.Files) != len(want) || len(want) == 0 {
+		t.Fatalf("page digests %+v, files %+v; the CLI's %v", d, a.Provenance.Files, want)
+	}
+	for _, f := range a.Provenance.Files {
+		if f.SHA256 != want[f.Name] {
+			t.Errorf("%s: the page's SHA-256 %s, the CLI's %s", f.Name, f.SHA256, want[f.Name])
+		}
+	}
+	if d.Reread*10 > d.Bytes {
+		t.Errorf("the page read %d of %d bytes again for the digests", d.Reread, d.Bytes)
+	}
+	p.click("#no-digest")
+	a = run("the audit with no digests")
+	if d := a.Provenance.Digests; d.Computed || !strings.Contains(d.Why, "switched off") {
+		t.Errorf("with the box ticked: %+v", d)
+	}
+	p.shot("digests")
 }

@@ -69,7 +69,8 @@ func (r *jobRunner) start(m msg.Job) {
 				reads.add(pool)
 				return pool.Remote
 			},
-			Yield: y.Yield,
+			Yield:        y.Yield,
+			DigestWindow: digestWindow,
 		}
 		event := func(e jobs.Event) {
 			if b, err := report.JSON(e); err == nil {
@@ -119,6 +120,11 @@ func (r *jobRunner) cancel(id int) {
 		c()
 	}
 }
+
+// digestWindow is how many bytes of a file an audit's digest holds while
+// they wait for their turn (runner.Host.DigestWindow): the dealer's spans
+// in flight, which arrive nearly in file order.
+const digestWindow = 192 << 20
 
 // openInput gives a job's input as files: a URL read by range, or the
 // files the page attached under in.Files.
