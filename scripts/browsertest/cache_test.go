@@ -147,7 +147,7 @@ func TestBrowserCache(t *testing.T) {
 
 // pageReport is the audit the page offers for download (#download-json),
 // caught on its way to the download.
-func pageReport(t *testing.T, p *tab) []byte {
+func pageReport(t testing.TB, p *tab) []byte {
 	t.Helper()
 	p.run(`window.__dl = null; if (!window.__dlHooked) { window.__dlHooked = true; const orig = URL.createObjectURL;
 		URL.createObjectURL = (b) => { window.__dl = b; return orig.call(URL, b); }; }`)
