@@ -239,4 +239,18 @@ func TestFullTwinHub(t *testing.T) {
 	if code != 1 || !found {
 		t.Fatalf("falsified digest: exit %d %s %v", code, res.Verdict, res.Findings)
 	}
+
+	// Faults survived: 1 in 5 requests cut, reset, 503 or 429, and every
+	// mode still gives the right verdict.
+	h.SetListedSHA256("kvit-s/clef-lora-r256", "main", "adapter_model.safetensors", "") // the true digest again
+	h.FaultRate, h.Seed = 0.2, 3
+	for _, mode := range []string{"quick", "randomized", "exact"} {
+		before := h.Stats()
+		code, res := run(mode)
+		st := h.Stats()
+		if code != 0 || res.Verdict != "pass" || st.Faulted() == before.Faulted() {
+			t.Fatalf("%s through faults: exit %d %s (%d faulted) %v", mode, code, res.Verdict, st.Faulted()-before.Faulted(), res.Findings)
+		}
+		t.Logf("%s through faults: pass in %.1f s, %d requests, %d faulted", mode, res.Provenance.Seconds, st.Requests-before.Requests, st.Faulted()-before.Faulted())
+	}
 }
