@@ -38,7 +38,11 @@ wasm:
 PAGES = github.com/kvit-s/clefcheck/web
 
 # app.wasm's budget (bytes): the pages only; the engine is in engine.wasm.
-APP_RAW = 8000000
+# Raised from 8,000,000 to 8,100,000 when the pages gained the Hub sources,
+# provenance, the operator flow and the cache panel (go-app and the net/http
+# it imports are ~7.6 MB of it); the gzip budget, what a visitor downloads,
+# is unchanged.
+APP_RAW = 8100000
 APP_GZIP = 2500000
 
 # The main job on the demo world: the site, with the demo world and its

@@ -89,6 +89,65 @@ self.clefcheckFetchRange = async function (url, start, end, token, signal) {
   return { status: resp.status, headers: hdrs, url: resp.url, buf: buf };
 };
 
+// clefcheckCacheOpen opens (creating it) the folder name of the Origin
+// Private File System where the engine workers keep the byte ranges they
+// read from URLs (wasm/source.Cache, through wasm/browser/opfs.go), and
+// resolves to its entries' operations. Only dedicated workers (nested ones
+// too) have FileSystemSyncAccessHandle: elsewhere it rejects. Reads open
+// an entry "read-only", so that several workers read it at once; an entry
+// is written once, whole (a write refused for the quota rejects with the
+// browser's QuotaExceededError).
+self.clefcheckCacheOpen = async function (name) {
+  if (!(self.navigator && navigator.storage && navigator.storage.getDirectory)) {
+    throw new Error("this browser has no Origin Private File System");
+  }
+  if (!(self.FileSystemFileHandle && "createSyncAccessHandle" in FileSystemFileHandle.prototype)) {
+    throw new Error("no FileSystemSyncAccessHandle here (dedicated workers only)");
+  }
+  const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle(name, { create: true });
+  return {
+    async list() {
+      const out = [];
+      for await (const [n, h] of dir.entries()) {
+        if (h.kind !== "file") continue;
+        try {
+          const f = await h.getFile();
+          out.push([n, f.size, f.lastModified]);
+        } catch (e) { /* being written: not listed */ }
+      }
+      return out;
+    },
+    async read(n, off, len) {
+      const a = await (await dir.getFileHandle(n)).createSyncAccessHandle({ mode: "read-only" });
+      try {
+        const buf = new Uint8Array(len);
+        const got = a.read(buf, { at: off });
+        return got === len ? buf : buf.subarray(0, got);
+      } finally {
+        a.close();
+      }
+    },
+    async write(n, parts) {
+      const a = await (await dir.getFileHandle(n, { create: true })).createSyncAccessHandle();
+      try {
+        a.truncate(0);
+        let at = 0;
+        for (const p of parts) {
+          const k = a.write(p, { at: at });
+          if (k !== p.byteLength) throw new Error("short write: " + k + " of " + p.byteLength + " bytes");
+          at += k;
+        }
+        a.flush();
+      } finally {
+        a.close();
+      }
+    },
+    async remove(n) {
+      await dir.removeEntry(n);
+    },
+  };
+};
+
 // clefcheckAnswers resolves to whether url's host answers at all: a
 // no-cors request needs no CORS from the server (its reply stays opaque),
 // so it rejects only when nothing answers. The Decisions page asks it to

@@ -138,6 +138,7 @@ func (p *AuditPage) Render() app.UI {
 		app.Div().ID("drop").Class("drop").Text("…or drop the adapter's files here").
 			On("dragover", func(ctx app.Context, e app.Event) { e.PreventDefault() }).
 			On("drop", p.onDrop),
+		&CacheBar{Status: p.Status},
 		p.renderStatus(),
 		app.If(p.Res != nil, func() app.UI { return p.renderResult() }),
 	)
@@ -404,7 +405,7 @@ func (p *AuditPage) run(ctx app.Context, in *jobs.Input, what string) {
 	if p.Status == "running" {
 		return
 	}
-	spec := &jobs.Spec{Kind: jobs.KindAudit, Adapter: in, Mode: p.Mode, Label: what}
+	spec := &jobs.Spec{Kind: jobs.KindAudit, Adapter: in, Mode: p.Mode, Label: what, NoDigest: noDigest}
 	switch {
 	case p.Claims == customClaims && p.CustomJSON != nil:
 		spec.ClaimsJSON = p.CustomJSON

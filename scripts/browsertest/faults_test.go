@@ -19,7 +19,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/kvit-s/clefcheck/wasm/source/sourcetest"
+	"github.com/kvit-s/clefcheck/wasm/hub/hubtest"
 )
 
 // TestBrowserFaultyHub audits the twin (CLEFCHECK_FULL, as make
@@ -37,8 +37,13 @@ func TestBrowserFaultyHub(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(full, "adapter", "adapter_model.safetensors")); err != nil {
 		t.Fatalf("CLEFCHECK_FULL=%s holds no twin (clefcheck world --full %s): %v", full, full, err)
 	}
-	hub := sourcetest.NewHub(sourcetest.Options{Dir: full, Seed: 10, Expiry: 8 * time.Second})
+	hub := hubtest.New()
 	defer hub.Close()
+	hub.FaultRate, hub.Seed, hub.URLTTL = 0.2, 10, 8*time.Second
+	if _, err := hub.Add("kvit-s/clef-lora-r256", "main", filepath.Join(full, "adapter"), ""); err != nil {
+		t.Fatal(err)
+	}
+	base := hub.Base("kvit-s/clef-lora-r256", "main")
 	p := newTab(t, 5*time.Minute)
 	p.open(p.env.url+"/", "#load-demo")
 	if err := p.waitJS("the engine worker to list its claims profiles", engineListed, time.Minute); err != nil {
@@ -73,12 +78,12 @@ func TestBrowserFaultyHub(t *testing.T) {
 	}
 	if os.Getenv("CLEFCHECK_CLEAN") != "" {
 		hub.SetFaults(false)
-		wall, _ := audit("clean", hub.Base("adapter"), "PASS", 3*time.Minute)
+		wall, _ := audit("clean", base, "PASS", 3*time.Minute)
 		t.Logf("clean: PASS in %v; %s; hub: %s", wall.Round(10*time.Millisecond), p.text("#kernel"), hub.Stats())
 		hub.SetFaults(true)
 	}
 	before := hub.Stats()
-	wall, _ := audit("faulty", hub.Base("adapter"), "PASS", 3*time.Minute)
+	wall, _ := audit("faulty", base, "PASS", 3*time.Minute)
 	st := hub.Stats()
 	kernel := p.text("#kernel")
 	t.Logf("faulty (1 in 5 requests): PASS in %v; %s; hub: %d requests, %d faulted, %d redirects, %d expired, %d leaks (all: %s)",
@@ -92,7 +97,7 @@ func TestBrowserFaultyHub(t *testing.T) {
 	}
 
 	// A URL that names nothing: ERROR (input.missing), not FAIL.
-	_, text := audit("missing", hub.Base("no-such-adapter"), "ERROR", time.Minute)
+	_, text := audit("missing", base+"no-such-adapter/", "ERROR", time.Minute)
 	page := p.text(".summary") + " " + p.text("main")
 	if !strings.Contains(text, "ERROR") || !strings.Contains(page, "input.missing") {
 		t.Errorf("missing URL: verdict %q, the page says %q", text, clip(page, 400))

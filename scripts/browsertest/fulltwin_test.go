@@ -3,6 +3,7 @@
 package browsertest
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,6 +43,10 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 	}
 	p := newTab(b, 30*time.Minute)
 	files := http.StripPrefix("/twin/", http.FileServer(http.Dir(full)))
+	// The same files at a commit, as a Hub resolve URL names it: their
+	// ranges are kept in the browser's cache.
+	atCommit := http.StripPrefix("/org/twin/resolve/"+demoCommit+"/", http.FileServer(http.Dir(full)))
+	var requests atomic.Int64
 	// Another origin, as the Hub would be: it must answer CORS.
 	twin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Access-Control-Allow-Origin", "*")
@@ -48,6 +54,11 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 		if r.Method == http.MethodOptions {
 			w.Header().Set("Access-Control-Allow-Headers", "Range, Authorization")
 			w.WriteHeader(204)
+			return
+		}
+		requests.Add(1)
+		if strings.HasPrefix(r.URL.Path, "/org/") {
+			atCommit.ServeHTTP(w, r)
 			return
 		}
 		files.ServeHTTP(w, r)
@@ -78,23 +89,34 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 
 	// Each audit from the twin's URL (another origin, read by range) and
 	// from the twin given as local files (read in place, no network).
+	// The randomized audit from the URL names a commit: its ranges are
+	// kept in the browser's cache (written as they pass), and the second
+	// one (randomized-cache) reads them from it.
 	type benchRun struct {
 		name, mode string
 		files      bool
+		path       string
 	}
-	runs := []benchRun{{"quick", "quick", false}, {"quick-files", "quick", true}, {"randomized", "randomized", false}, {"randomized-files", "randomized", true}}
+	const plain, commit = "/twin/adapter", "/org/twin/resolve/" + demoCommit + "/adapter/"
+	runs := []benchRun{{"quick", "quick", false, plain}, {"quick-files", "quick", true, ""}, {"randomized", "randomized", false, commit},
+		{"randomized-files", "randomized", true, ""}, {"randomized-cache", "randomized", false, commit}}
 	if os.Getenv("CLEFCHECK_EXACT") != "" {
-		runs = append(runs, benchRun{"exact", "exact", false})
+		runs = append(runs, benchRun{"exact", "exact", false, plain})
 	}
 	wall, gaps := map[string]time.Duration{}, map[string]float64{}
 	floors := map[string]float64{}
 
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		if i == 0 {
+			p.click("#cache-clear") // a fresh start (a fresh profile has none anyway)
+		}
 		for _, r := range runs {
-			w, gap := twinAudit(b, p, r.name, r.mode, r.files, twin.URL, ad, native)
+			before := requests.Load()
+			w, gap := twinAudit(b, p, r.name, r.mode, r.files, twin.URL+r.path, ad, native)
 			wall[r.name] += w
 			gaps[r.name] = max(gaps[r.name], gap)
+			b.Logf("%s: %d requests to the twin's server; the cache: %s", r.name, requests.Load()-before, p.text("#cache-size"))
 		}
 		for name, s := range twinFloors(b, p, twin.URL, ad) {
 			floors[name] += s
@@ -111,6 +133,7 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 	for name, s := range floors {
 		b.ReportMetric(s/float64(b.N), name+"-s")
 	}
+	b.ReportMetric(wall["randomized-cache"].Seconds()/wall["randomized-files"].Seconds(), "cache/files-ratio")
 }
 
 // twinAudit runs one audit of the twin on the Audit page and returns its
@@ -119,7 +142,7 @@ func twinAudit(b *testing.B, p *tab, run, mode string, fromFiles bool, twinURL, 
 	b.Helper()
 	p.do("choosing the claims, mode and URL",
 		chromedp.SetValue("#claims", "clef-lora-r256"), chromedp.SetValue("#mode", mode),
-		chromedp.SetValue("#adapter-url", twinURL+"/twin/adapter"))
+		chromedp.SetValue("#adapter-url", twinURL))
 	// go-app's ValueTo listens to change events: dispatch them.
 	p.run(`["#claims","#mode","#adapter-url"].forEach(s => document.querySelector(s).dispatchEvent(new Event("change")))`)
 	p.run(`window.__gap = 0, window.__long = [], window.__t0 = performance.now()`)
@@ -165,6 +188,20 @@ func twinAudit(b *testing.B, p *tab, run, mode string, fromFiles bool, twinURL, 
 		b.Fatalf("%s audit of the twin: %q %v", mode, clip(text, 500), err)
 	}
 	kernel := p.text("#kernel")
+	var rep struct {
+		Provenance struct {
+			Digests struct {
+				Computed bool    `json:"computed"`
+				Bytes    int64   `json:"bytes"`
+				Reread   int64   `json:"reread"`
+				Seconds  float64 `json:"seconds"`
+			} `json:"digests"`
+		} `json:"provenance"`
+	}
+	if err := json.Unmarshal(pageReport(b, p), &rep); err == nil {
+		d := rep.Provenance.Digests
+		b.Logf("%s: digests computed %v, %d bytes hashed, %d read again, %.2f s", run, d.Computed, d.Bytes, d.Reread, d.Seconds)
+	}
 	// The page's long tasks (over 50 ms): [start ms after the click, duration ms].
 	long, _ := eval[string](p, `JSON.stringify(window.__long.sort((a, b) => b[1] - a[1]).slice(0, 8))`)
 	b.Logf("%s: the page's longest tasks [start, ms]: %s", run, long)

@@ -182,6 +182,19 @@ func (fsys *Files) Open(name string) (fs.File, error) { return fsys.fs.Open(name
 // Stat implements fs.StatFS (source.RangeFS.Stat).
 func (fsys *Files) Stat(name string) (fs.FileInfo, error) { return fsys.fs.Stat(name) }
 
+// Observe calls fn with every range read from the files
+// (source.RangeFS.Observe).
+func (fsys *Files) Observe(fn func(name string, off int64, b []byte)) { fsys.fs.Observe(fn) }
+
+// Observed tells whether anyone observes the reads.
+func (fsys *Files) Observed() bool { return fsys.fs.Observed() }
+
+// ReadRange reads bytes [off, off+len(p)) of name, which lie inside it,
+// telling the observers (source.RangeFS.ReadRange).
+func (fsys *Files) ReadRange(ctx context.Context, name string, off int64, p []byte) error {
+	return fsys.fs.ReadRange(ctx, name, off, p)
+}
+
 // Preload hands over bytes of the file name (source.RangeFS.Preload).
 func (fsys *Files) Preload(name string, off int64, data []byte) { fsys.fs.Preload(name, off, data) }
 

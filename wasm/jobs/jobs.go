@@ -21,6 +21,7 @@ const (
 	KindDecide    = "decide"    // Prompt, Options, Server|Browser → Decided
 	KindClaims    = "claims"    // → ClaimNames; ClaimsFile → ClaimsName, ClaimsJSON (checked)
 	KindSource    = "source"    // Adapter (a URL or Hub source) → Source, Listing: what it resolves to
+	KindCache     = "cache"     // [Clear] → Cache: the browser's cache of byte ranges (the engine worker's; natively none)
 )
 
 // Input says where a job's files are: a base URL read by range (with an
@@ -87,6 +88,8 @@ type Spec struct {
 	Rows     int    `json:"rows,omitempty"`
 	MaxBytes int64  `json:"max_bytes,omitempty"`
 	Seed     uint64 `json:"seed,omitempty"`
+	// Clear empties the cache (cache).
+	Clear bool `json:"clear,omitempty"`
 	// sample
 	Module string `json:"module,omitempty"`
 	Row0   int    `json:"row0,omitempty"`
@@ -169,10 +172,23 @@ type Output struct {
 	Badge         string          `json:"badge,omitempty"`
 	// Provenance is an audit's provenance as text, for the page to show
 	// as it is (the Markdown report's section).
-	Provenance string `json:"provenance,omitempty"`
+	Provenance string     `json:"provenance,omitempty"`
+	Cache      *CacheInfo `json:"cache,omitempty"`
 	// Markdown is the report of an audit, a block, a rebuild, a hidden
 	// state comparison or a batch of decisions, for download.
 	Markdown string `json:"markdown,omitempty"`
+}
+
+// CacheInfo is the browser's cache of the byte ranges read from URLs
+// (kept under their commit or ETag, in the Origin Private File System).
+type CacheInfo struct {
+	On      bool   `json:"on"`
+	Why     string `json:"why,omitempty"` // why it is off
+	Bytes   int64  `json:"bytes"`         // held
+	Max     int64  `json:"max"`
+	Entries int    `json:"entries"`
+	Hits    int64  `json:"hits"`    // bytes read from it this session
+	Fetched int64  `json:"fetched"` // bytes read through it from the network
 }
 
 // Limits on what a spec may ask for: a page's sample block is a heatmap,

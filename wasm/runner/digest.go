@@ -21,36 +21,119 @@ import (
 // scan, a header, a config) is hashed at no extra read; what was read out
 // of order (the deep audit's pairs, largest first, in parallel) is read
 // again in order at the end, by Finish.
+//
+// With a window (Host.DigestWindow: the browser's engine worker), it also
+// takes every range the input's source reads (source.RangeFS.Observe) —
+// the spans the audit's dealer fetches for the pool workers, in file
+// order — holding up to window bytes that came early until those before
+// them have passed: Finish then reads again only what nobody read here.
 type digestFS struct {
 	fs.FS
-	mu    sync.Mutex
-	files map[string]*tracker
+	mu     sync.Mutex
+	files  map[string]*tracker
+	window int64
+	early  map[string][]byte // the first bytes of files being opened
 }
 
-func newDigestFS(fsys fs.FS) *digestFS { return &digestFS{FS: fsys, files: map[string]*tracker{}} }
+func newDigestFS(fsys fs.FS, window int64) *digestFS {
+	d := &digestFS{FS: fsys, files: map[string]*tracker{}, window: max(0, window)}
+	if o, ok := fsys.(interface {
+		Observe(func(name string, off int64, b []byte))
+	}); ok && window > 0 {
+		o.Observe(d.observe)
+	}
+	return d
+}
+
+// observe takes a range the source read (for this check or another). The
+// first bytes of a file not yet opened here (the probe of its Open) are
+// kept for its tracker.
+func (d *digestFS) observe(name string, off int64, b []byte) {
+	d.mu.Lock()
+	t := d.files[name]
+	if t == nil && off == 0 && len(b) <= maxEarly {
+		if d.early == nil {
+			d.early = map[string][]byte{}
+		}
+		d.early[name] = append([]byte(nil), b...)
+	}
+	d.mu.Unlock()
+	if t != nil {
+		t.saw(b, off)
+	}
+}
+
+// maxEarly bounds the first bytes kept for a file about to be opened.
+const maxEarly = 1 << 20
 
 // tracker hashes one file's bytes in order.
 type tracker struct {
-	mu   sync.Mutex
-	h    hash.Hash
-	next atomic.Int64 // bytes hashed so far
-	size int64
-	ns   atomic.Int64 // time spent hashing as the bytes passed
+	mu        sync.Mutex
+	h         hash.Hash
+	next      atomic.Int64 // bytes hashed so far
+	size      int64
+	ns        atomic.Int64 // time spent hashing as the bytes passed
+	window    int64        // bytes that may wait in pending
+	pending   []chunk      // early ranges, by offset, copied
+	held      int64
+	finishing atomic.Bool // Finish reads: what passes now is its own
 }
 
-// saw takes bytes [off, off+len(b)) read by the check.
+// chunk is bytes [off, off+len(b)) of a file.
+type chunk struct {
+	off int64
+	b   []byte
+}
+
+// saw takes bytes [off, off+len(b)) read by the check (or its source).
 func (t *tracker) saw(b []byte, off int64) {
-	if off > t.next.Load() || len(b) == 0 {
+	end := off + int64(len(b))
+	if len(b) == 0 || end <= t.next.Load() || t.finishing.Load() || (off > t.next.Load() && t.window == 0) {
 		return // out of order: Finish reads it again
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	next := t.next.Load()
-	if off <= next && off+int64(len(b)) > next {
+	switch {
+	case t.finishing.Load() || end <= next:
+	case off <= next:
 		t0 := time.Now()
 		t.h.Write(b[next-off:])
+		t.next.Store(end)
+		t.drain()
 		t.ns.Add(int64(time.Since(t0)))
-		t.next.Store(off + int64(len(b)))
+	default:
+		t.hold(b, off)
+	}
+}
+
+// hold keeps a copy of an early range if the window has room (t.mu held).
+func (t *tracker) hold(b []byte, off int64) {
+	end := off + int64(len(b))
+	i := 0
+	for ; i < len(t.pending) && t.pending[i].off <= off; i++ {
+		if c := t.pending[i]; c.off+int64(len(c.b)) >= end {
+			return // held already
+		}
+	}
+	if t.held+int64(len(b)) > t.window {
+		return // Finish reads it again
+	}
+	t.pending = append(t.pending, chunk{})
+	copy(t.pending[i+1:], t.pending[i:])
+	t.pending[i] = chunk{off, append([]byte(nil), b...)}
+	t.held += int64(len(b))
+}
+
+// drain hashes the held ranges that are now next (t.mu held).
+func (t *tracker) drain() {
+	for len(t.pending) > 0 && t.pending[0].off <= t.next.Load() {
+		c := t.pending[0]
+		t.pending, t.held = t.pending[1:], t.held-int64(len(c.b))
+		if next, end := t.next.Load(), c.off+int64(len(c.b)); end > next {
+			t.h.Write(c.b[next-c.off:])
+			t.next.Store(end)
+		}
 	}
 }
 
@@ -74,10 +157,13 @@ func (d *digestFS) Open(name string) (fs.File, error) {
 	d.mu.Lock()
 	t := d.files[name]
 	if t == nil {
-		t = &tracker{h: sha256.New(), size: size}
+		t = &tracker{h: sha256.New(), size: size, window: d.window}
 		d.files[name] = t
 	}
+	head := d.early[name]
+	delete(d.early, name)
 	d.mu.Unlock()
+	t.saw(head, 0)
 	return &trackedFile{File: f, ra: ra, t: t, size: size}, nil
 }
 
@@ -101,7 +187,8 @@ func (f *trackedFile) ReadAt(p []byte, off int64) (int, error) {
 func (f *trackedFile) Size() int64 { return f.size }
 
 // Finish completes every opened file's digest, reading in order what the
-// check read out of order, and returns the files sorted by name.
+// check did not read in order (or its source for others), and returns the
+// files sorted by name.
 func (d *digestFS) Finish(ctx context.Context) ([]report.FileInfo, report.DigestSummary, error) {
 	start := time.Now()
 	d.mu.Lock()
@@ -116,32 +203,13 @@ func (d *digestFS) Finish(ctx context.Context) ([]report.FileInfo, report.Digest
 	buf := make([]byte, 16<<20) // over HTTP, one Range request each
 	for _, n := range names {
 		t := d.files[n]
+		t.finishing.Store(true)
 		t.mu.Lock()
-		next := t.next.Load()
-		if next < t.size {
-			f, err := source.Open(d.FS, n)
-			if err != nil {
-				t.mu.Unlock()
-				return nil, sum, err
-			}
-			for off := next; off < t.size; {
-				if err := ctx.Err(); err != nil {
-					f.Close()
-					t.mu.Unlock()
-					return nil, sum, err
-				}
-				k := int(min(int64(len(buf)), t.size-off))
-				if _, err := f.ReadAt(buf[:k], off); err != nil && !(err == io.EOF && off+int64(k) == t.size) {
-					f.Close()
-					t.mu.Unlock()
-					return nil, sum, err
-				}
-				t.h.Write(buf[:k])
-				off += int64(k)
-			}
-			f.Close()
-			sum.Reread += t.size - next
-			t.next.Store(t.size)
+		reread, err := t.finish(ctx, d.FS, n, buf)
+		sum.Reread += reread
+		if err != nil {
+			t.mu.Unlock()
+			return nil, sum, err
 		}
 		sum.Bytes += t.size
 		sum.Seconds += time.Duration(t.ns.Load()).Seconds()
@@ -150,4 +218,46 @@ func (d *digestFS) Finish(ctx context.Context) ([]report.FileInfo, report.Digest
 	}
 	sum.Seconds += time.Since(start).Seconds()
 	return out, sum, nil
+}
+
+// finish hashes what is left of the file: the held ranges, and the gaps
+// before them and at the end read from fsys; it returns the bytes read
+// (t.mu held).
+func (t *tracker) finish(ctx context.Context, fsys fs.FS, name string, buf []byte) (int64, error) {
+	var reread int64
+	var f *source.File
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+	}()
+	upTo := func(to int64) error { // read and hash [next, to)
+		for off := t.next.Load(); off < to; {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if f == nil {
+				var err error
+				if f, err = source.Open(fsys, name); err != nil {
+					return err
+				}
+			}
+			k := int(min(int64(len(buf)), to-off))
+			if _, err := f.ReadAt(buf[:k], off); err != nil && !(err == io.EOF && off+int64(k) == t.size) {
+				return err
+			}
+			t.h.Write(buf[:k])
+			off += int64(k)
+			reread += int64(k)
+			t.next.Store(off)
+		}
+		return nil
+	}
+	for len(t.pending) > 0 {
+		if err := upTo(t.pending[0].off); err != nil {
+			return reread, err
+		}
+		t.drain()
+	}
+	return reread, upTo(t.size)
 }

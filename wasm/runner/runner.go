@@ -28,6 +28,13 @@ type Host struct {
 	// the pairs elsewhere (the browser's pool of workers); onStart is told
 	// how many started and with what kernels.
 	AuditRemote func(fsys fs.FS, in *jobs.Input, opt audit.Options, onStart func(n int, kernel string)) func(context.Context, []audit.Job, func(int64)) ([]audit.Figures, error)
+	// DigestWindow, when positive, makes an audit's digests take every
+	// range the adapter's source reads (for the audit's remote checkers
+	// too: the browser's dealer fetches their spans), holding up to this
+	// many bytes that come before their turn: fewer are read again at the
+	// end. Natively zero: what the audit reads in order is hashed, the rest
+	// read again.
+	DigestWindow int64
 	// Yield, when set, is called between units of work.
 	Yield func() error
 	// Create, when set, opens a job's output file (a slash-separated path
@@ -186,7 +193,7 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 	raw := fsys // what a remote checker opens on its own
 	var dig *digestFS
 	if !spec.NoDigest {
-		dig = newDigestFS(fsys)
+		dig = newDigestFS(fsys, h.DigestWindow)
 		fsys = dig
 	}
 	if (spec.Base == nil) != (spec.Tuned == nil) {

@@ -17,8 +17,10 @@
 //     64 kB, small reads go through 1 MB chunks. Every request is retried
 //     as its Retry policy says (retry.go; the loop, the redirects to a
 //     CDN and the classification of errors are in httpread.go), and
-//     ReadWith runs the same loop over another Sender (the browser's
-//     dealer keeps the bytes in JavaScript). sourcetest serves files as
+//     ReadWith runs the same loop over another Sender. Given a Cache
+//     (cache.go; httpcache.go says what is kept, under which key), it
+//     reads through it: the browser's engine worker keeps what it reads
+//     in the Origin Private File System. wasm/hub/hubtest serves files as
 //     the Hub does, with faults.
 //   - browser.Files (wasm/browser): the user's files, read with
 //     File.slice(a, b).arrayBuffer(), each read as asked.

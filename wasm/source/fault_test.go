@@ -20,11 +20,11 @@ import (
 
 	"github.com/kvit-s/clefcheck/wasm/audit"
 	"github.com/kvit-s/clefcheck/wasm/claims"
+	"github.com/kvit-s/clefcheck/wasm/hub/hubtest"
 	"github.com/kvit-s/clefcheck/wasm/jobs"
 	"github.com/kvit-s/clefcheck/wasm/report"
 	"github.com/kvit-s/clefcheck/wasm/runner"
 	"github.com/kvit-s/clefcheck/wasm/source"
-	"github.com/kvit-s/clefcheck/wasm/source/sourcetest"
 	"github.com/kvit-s/clefcheck/wasm/world"
 )
 
@@ -59,11 +59,26 @@ func faultWorld(t *testing.T) string {
 	return dir
 }
 
+// faultyHub publishes dir's folders as repositories test/{folder} (gated
+// behind token when it is not "") on a Hub simulator that faults a
+// fraction rate of the requests for bytes.
+func faultyHub(t *testing.T, dir string, rate float64, seed uint64, token string, folders ...string) *hubtest.Hub {
+	t.Helper()
+	hub := hubtest.New()
+	hub.FaultRate, hub.Seed = rate, seed
+	for _, f := range folders {
+		if _, err := hub.Add("test/"+f, "main", filepath.Join(dir, f), token); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return hub
+}
+
 // hubSource is folder of the hub read with small chunks (many requests)
 // and the fast policy.
-func hubSource(t *testing.T, hub *sourcetest.Hub, folder string) *source.HTTP {
+func hubSource(t *testing.T, hub *hubtest.Hub, folder string) *source.HTTP {
 	t.Helper()
-	h, err := source.NewHTTP(hub.Base(folder))
+	h, err := source.NewHTTP(hub.Base("test/"+folder, "main"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +101,7 @@ func codes(fs []report.Finding) string {
 // redirect followed once per file, no token went to the CDN.
 func TestFaultyHubAudits(t *testing.T) {
 	dir := faultWorld(t)
-	hub := sourcetest.NewHub(sourcetest.Options{Dir: dir, Seed: 7, Token: "s3cret"})
+	hub := faultyHub(t, dir, 0.2, 7, "s3cret", "adapter", "nan")
 	defer hub.Close()
 	p, _ := claims.Builtin("demo")
 	for _, mode := range []report.Mode{report.ModeQuick, report.ModeRandomized, report.ModeExact} {
@@ -122,11 +137,11 @@ func TestFaultyHubRunner(t *testing.T) {
 		t.Skip("waits out real Retry-After pauses")
 	}
 	dir := faultWorld(t)
-	hub := sourcetest.NewHub(sourcetest.Options{Dir: dir, Seed: 3})
+	hub := faultyHub(t, dir, 0.2, 3, "", "adapter")
 	defer hub.Close()
 	var n runner.Native
 	start := time.Now()
-	out, err := runner.Run(context.Background(), &jobs.Spec{Kind: jobs.KindAudit, Adapter: &jobs.Input{URL: hub.Base("adapter")}, Claims: "demo", Mode: report.ModeRandomized}, n.Host(), nil)
+	out, err := runner.Run(context.Background(), &jobs.Spec{Kind: jobs.KindAudit, Adapter: &jobs.Input{URL: hub.Base("test/adapter", "main")}, Claims: "demo", Mode: report.ModeRandomized}, n.Host(), nil)
 	if err != nil || out.Audit == nil || out.Audit.Verdict != report.VerdictPass {
 		t.Fatalf("%v %+v", err, out)
 	}
@@ -137,13 +152,14 @@ func TestFaultyHubRunner(t *testing.T) {
 // source asks the file's own URL for a fresh one and reads on.
 func TestHubExpiredURL(t *testing.T) {
 	dir := t.TempDir()
-	data := bytes.Repeat([]byte("0123456789abcdef"), 1<<17) // 2 MiB
-	os.WriteFile(filepath.Join(dir, "big.bin"), data, 0o644)
-	hub := sourcetest.NewHub(sourcetest.Options{Dir: dir, FaultRate: -1, Expiry: time.Second})
+	data := bytes.Repeat([]byte("0123456789abcdef"), 1<<17)          // 2 MiB
+	os.WriteFile(filepath.Join(dir, "big.safetensors"), data, 0o644) // an LFS file: redirected
+	hub := faultyHub(t, filepath.Dir(dir), 0, 0, "", filepath.Base(dir))
 	defer hub.Close()
-	h, _ := source.NewHTTP(hub.URL + "/resolve/main/")
+	hub.URLTTL = time.Second
+	h, _ := source.NewHTTP(hub.Base("test/"+filepath.Base(dir), "main"))
 	h.Retry = fast
-	f, err := h.Open("big.bin")
+	f, err := h.Open("big.safetensors")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,10 +382,12 @@ func TestHTTPCancel(t *testing.T) {
 // TestMissingURLRunner: an audit job whose URL names nothing ends with
 // verdict error and input.missing, not FAIL.
 func TestMissingURLRunner(t *testing.T) {
-	hub := sourcetest.NewHub(sourcetest.Options{Dir: t.TempDir(), FaultRate: -1})
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "empty"), 0o755)
+	hub := faultyHub(t, dir, 0, 0, "", "empty")
 	defer hub.Close()
 	var n runner.Native
-	out, err := runner.Run(context.Background(), &jobs.Spec{Kind: jobs.KindAudit, Adapter: &jobs.Input{URL: hub.Base("nope")}, Claims: "demo"}, n.Host(), nil)
+	out, err := runner.Run(context.Background(), &jobs.Spec{Kind: jobs.KindAudit, Adapter: &jobs.Input{URL: hub.Base("test/empty", "main") + "nope/"}, Claims: "demo"}, n.Host(), nil)
 	if err != nil || out.Audit == nil || out.Audit.Verdict != report.VerdictError || codes(out.Audit.Findings) != "input.missing/error" {
 		t.Fatalf("%v %+v", err, out)
 	}

@@ -43,6 +43,8 @@ type HTTP struct {
 
 	mu      sync.Mutex
 	loc     map[string]string // a file's URL → where it was last answered from
+	cache   *Cache
+	meta    map[string]fileMeta // by name: what its probe learnt
 	retries atomic.Int64
 	down    atomic.Bool // the last read that gave up never got an answer: retry less
 }
@@ -86,19 +88,50 @@ type httpRanger HTTP
 
 // Probe fetches the first n bytes of name (at least one), which also gives
 // the file's size. A server that ignores Range is accepted only for files
-// of at most FirstChunk bytes.
+// of at most FirstChunk bytes. With a cache, a file at a commit is probed
+// from it when it holds the first bytes.
 func (r *httpRanger) Probe(ctx context.Context, name string, n int) (int64, []byte, error) {
 	h := (*HTTP)(r)
+	if h.cache != nil && h.atCommit(name) {
+		if size, head, ok := h.cache.Head(h.cacheKey(name, ""), max(n, 1)); ok {
+			h.learn(name, "", size)
+			return size, head, nil
+		}
+	}
 	var body []byte
-	_, size, err := h.read(ctx, name, 0, int64(max(n, 1)), h.sender(int64(max(n, 1)), &body))
-	return size, body, err
+	var etag string
+	_, size, err := h.read(ctx, name, 0, int64(max(n, 1)), h.sender(int64(max(n, 1)), &body, &etag))
+	if err != nil {
+		return 0, nil, err
+	}
+	h.learn(name, etag, size)
+	if h.cache != nil && (len(body) >= minKept || int64(len(body)) == size) {
+		h.cache.Put(h.cacheKey(name, etag), size, 0, body)
+	}
+	return size, body, nil
 }
 
-// ReadRange fills p with one Range request (more when it is retried).
+// ReadRange fills p with one Range request (more when it is retried), or
+// from the cache and requests for what it lacks.
 func (r *httpRanger) ReadRange(ctx context.Context, name string, off int64, p []byte) error {
 	h := (*HTTP)(r)
-	var body []byte
-	return h.readExactly(ctx, name, off, int64(len(p)), h.sender(int64(len(p)), &body), func() { copy(p, body) })
+	fetchInto := func(q []byte, off int64) (string, error) {
+		var body []byte
+		var etag string
+		err := h.readExactly(ctx, name, off, int64(len(q)), h.sender(int64(len(q)), &body, &etag), func() { copy(q, body) })
+		return etag, err
+	}
+	if h.cache == nil {
+		_, err := fetchInto(p, off)
+		return err
+	}
+	m := h.known(name)
+	key := h.cacheKey(name, m.etag)
+	return h.cache.Read(key, m.size, p, off, func(q []byte, off int64) (bool, error) {
+		etag, err := fetchInto(q, off)
+		// Kept only if the bytes came with the validator the key names.
+		return err == nil && (h.atCommit(name) || (etag != "" && etag == m.etag)), err
+	})
 }
 
 // ReadWith reads bytes [off, off+n) of name, which lie inside the file,
@@ -128,16 +161,17 @@ func (h *HTTP) readExactly(ctx context.Context, name string, off, n int64, send 
 // browser's dealer keeps an ArrayBuffer to transfer), resp.Body then nil.
 type Sender func(ctx context.Context, u string, header map[string]string) (resp *fetch.Response, n int64, err error)
 
-// sender makes requests through the Doer, keeping the last body in *body.
-// A 200 (no range support) is read only as far as a small whole file.
-func (h *HTTP) sender(n int64, body *[]byte) Sender {
+// sender makes requests through the Doer, keeping the last body in *body
+// and its ETag in *etag. A 200 (no range support) is read only as far as a
+// small whole file.
+func (h *HTTP) sender(n int64, body *[]byte, etag *string) Sender {
 	limit := max(n, int64(max(h.FirstChunk, 1))) + 1
 	return func(ctx context.Context, u string, hdr map[string]string) (*fetch.Response, int64, error) {
 		resp, err := fetch.Or(h.Doer).Do(ctx, &fetch.Request{URL: u, Header: hdr, Limit: limit})
 		if err != nil {
 			return nil, 0, err
 		}
-		*body = resp.Body
+		*body, *etag = resp.Body, resp.Get("ETag")
 		return resp, int64(len(resp.Body)), nil
 	}
 }

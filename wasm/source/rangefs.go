@@ -58,6 +58,45 @@ type RangeFS struct {
 
 	r     Ranger
 	spans Spans
+	omu   sync.Mutex
+	obs   []func(name string, off int64, b []byte)
+}
+
+// Observe calls fn with every range read from the Ranger (by Open, by the
+// files' reads, by ReadRange), from the goroutine that read it: the bytes
+// are the reader's and change after fn returns (copy what is kept). The
+// audit's digests are computed from them as they pass.
+func (fsys *RangeFS) Observe(fn func(name string, off int64, b []byte)) {
+	fsys.omu.Lock()
+	fsys.obs = append(fsys.obs, fn)
+	fsys.omu.Unlock()
+}
+
+// Observed tells whether anyone observes the reads.
+func (fsys *RangeFS) Observed() bool {
+	fsys.omu.Lock()
+	defer fsys.omu.Unlock()
+	return len(fsys.obs) > 0
+}
+
+func (fsys *RangeFS) saw(name string, off int64, b []byte) {
+	fsys.omu.Lock()
+	obs := fsys.obs
+	fsys.omu.Unlock()
+	for _, fn := range obs {
+		fn(name, off, b)
+	}
+}
+
+// ReadRange fills p with bytes [off, off+len(p)) of name, which lie inside
+// the file, from the Ranger (not from what the open files keep), and tells
+// the observers: the browser audit's dealer reads the pool's segments so.
+func (fsys *RangeFS) ReadRange(ctx context.Context, name string, off int64, p []byte) error {
+	if err := fsys.r.ReadRange(ctx, name, off, p); err != nil {
+		return err
+	}
+	fsys.saw(name, off, p)
+	return nil
 }
 
 // NewRangeFS serves r's files, reading each range as it is asked (set
@@ -108,6 +147,7 @@ func (fsys *RangeFS) open(name string, n int) (fs.File, error) {
 		}
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
+	fsys.saw(name, 0, head)
 	return &rangeFile{fsys: fsys, name: name, size: size, head: head}, nil
 }
 
@@ -165,7 +205,7 @@ func (f *rangeFile) ReadAt(p []byte, off int64) (int, error) {
 		}
 	case fsys.ReadAhead > want:
 		data := make([]byte, min(fsys.ReadAhead, f.size-off))
-		if err := fsys.r.ReadRange(fsys.ctx(), f.name, off, data); err != nil {
+		if err := fsys.ReadRange(fsys.ctx(), f.name, off, data); err != nil {
 			return 0, err
 		}
 		copy(q, data)
@@ -173,7 +213,7 @@ func (f *rangeFile) ReadAt(p []byte, off int64) (int, error) {
 		f.win = span{off, data}
 		f.cmu.Unlock()
 	default:
-		if err := fsys.r.ReadRange(fsys.ctx(), f.name, off, q); err != nil {
+		if err := fsys.ReadRange(fsys.ctx(), f.name, off, q); err != nil {
 			return 0, err
 		}
 	}
@@ -213,7 +253,7 @@ func (f *rangeFile) chunk(c, size int64) ([]byte, error) {
 		return data, nil
 	}
 	data = make([]byte, min(size, f.size-c))
-	if err := f.fsys.r.ReadRange(f.fsys.ctx(), f.name, c, data); err != nil {
+	if err := f.fsys.ReadRange(f.fsys.ctx(), f.name, c, data); err != nil {
 		return nil, err
 	}
 	f.cmu.Lock()

@@ -3,11 +3,13 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall/js"
 
@@ -41,6 +43,30 @@ type AuditPool struct {
 	OnStart func(n int, kernel string)
 
 	retries atomic.Int64 // the pool workers' retried reads (msg.Figures)
+	bufMu   sync.Mutex
+	bufs    [][]byte // span buffers free for reuse
+}
+
+// buffer is a span buffer of n bytes, reused when one is free.
+func (p *AuditPool) buffer(n int64) []byte {
+	p.bufMu.Lock()
+	defer p.bufMu.Unlock()
+	for i, b := range p.bufs {
+		if int64(cap(b)) >= n {
+			p.bufs = append(p.bufs[:i], p.bufs[i+1:]...)
+			return b[:n]
+		}
+	}
+	return make([]byte, n)
+}
+
+// release gives a span buffer back (a few are kept).
+func (p *AuditPool) release(b []byte) {
+	p.bufMu.Lock()
+	defer p.bufMu.Unlock()
+	if len(p.bufs) < 8 {
+		p.bufs = append(p.bufs, b)
+	}
 }
 
 // Retries is how many range reads the pool workers retried (the dealer's
@@ -147,6 +173,10 @@ func (p *AuditPool) openMsg() js.Value {
 // clefcheckFetchRange in public/clefcheck.js, retried as Src's policy
 // says); read waits for the ArrayBuffer. It is nil when it cannot.
 func (p *AuditPool) readSpan(ctx context.Context, file string, begin, end int64) (read func() (js.Value, error)) {
+	if p.Files != nil && p.Files.Observed() {
+		// Past the observers (the file's digest): into Go, then out.
+		return p.viaGo(func(buf []byte) error { return p.Files.ReadRange(ctx, file, begin, buf) }, end-begin)
+	}
 	if p.Files != nil {
 		f := p.Files.Value(file)
 		if !f.Truthy() {
@@ -154,6 +184,11 @@ func (p *AuditPool) readSpan(ctx context.Context, file string, begin, end int64)
 		}
 		promise := f.Call("slice", float64(begin), float64(end)).Call("arrayBuffer")
 		return func() (js.Value, error) { return browser.Await(promise) }
+	}
+	if p.Src != nil && (p.Src.Cache() != nil || p.Src.Observed()) {
+		// Through the source's cache, and past its observers (the file's
+		// digest): the bytes come into Go, then go out to the worker.
+		return p.viaGo(func(buf []byte) error { return p.Src.ReadRange(ctx, file, begin, buf) }, end-begin)
 	}
 	fetchRange := js.Global().Get("clefcheckFetchRange")
 	if p.Src == nil || fetchRange.Type() != js.TypeFunction {
@@ -193,6 +228,57 @@ func (p *AuditPool) readSpan(ctx context.Context, file string, begin, end int64)
 	}
 }
 
+// viaGo is a span read into a Go buffer of n bytes by read, then copied
+// into an ArrayBuffer to transfer.
+func (p *AuditPool) viaGo(read func([]byte) error, n int64) func() (js.Value, error) {
+	return func() (js.Value, error) {
+		buf := p.buffer(n)
+		defer p.release(buf)
+		if err := read(buf); err != nil {
+			return js.Undefined(), err
+		}
+		ab := js.Global().Get("ArrayBuffer").New(len(buf))
+		js.CopyBytesToJS(js.Global().Get("Uint8Array").New(ab), buf)
+		return ab, nil
+	}
+}
+
+// observed tells whether the engine worker's source is observed (the
+// audit's digests take the spans' bytes as they pass).
+func (p *AuditPool) observed() bool {
+	return (p.Src != nil && p.Src.Observed()) || (p.Files != nil && p.Files.Observed())
+}
+
+// maxTile is the widest gap between two segments' spans that the later
+// one's read covers too.
+const maxTile = 8 << 20
+
+// fileOrder deals the segments in file order, each span's read starting
+// where the previous one in its file ended (when the gap between them is
+// small): the spans then pass in order, and tile the file, for its digest.
+// It returns where each segment's read starts.
+func fileOrder(segs [][]audit.Job) map[int]int64 {
+	slices.SortStableFunc(segs, func(a, b []audit.Job) int {
+		if c := strings.Compare(a[0].File, b[0].File); c != 0 {
+			return c
+		}
+		return cmp.Compare(a[0].Begin, b[0].Begin)
+	})
+	from := map[int]int64{}
+	prev := map[string]int64{}
+	for i, seg := range segs {
+		file, begin, end := spanOf(seg)
+		if file == "" {
+			continue
+		}
+		if pe, ok := prev[file]; ok && pe < begin && begin-pe <= maxTile {
+			from[i] = pe
+		}
+		prev[file] = max(prev[file], end)
+	}
+	return from
+}
+
 // Remote checks the jobs in the workers.
 func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64)) ([]audit.Figures, error) {
 	if len(jobs) == 0 {
@@ -211,6 +297,10 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 	// busy in wasm does not drain its own reads). If that read fails the
 	// worker reads the bytes itself.
 	segs := audit.Segments(jobs, segmentBytes)
+	var from map[int]int64
+	if p.observed() {
+		from = fileOrder(segs)
+	}
 	depth := 2
 	if p.Depth > 0 {
 		depth = p.Depth
@@ -238,6 +328,9 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 			busy[w] = append(busy[w], j.Module)
 		}
 		file, begin, end := spanOf(segs[i])
+		if b, ok := from[i]; ok {
+			begin = b
+		}
 		if file == "" || end-begin > 2*segmentBytes {
 			workers[w].Call("postMessage", m.Value())
 			return

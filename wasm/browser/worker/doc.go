@@ -26,6 +26,14 @@
 // (classes.go); the engine worker adds the job's total to the audit's
 // kernel line.
 //
+// With the audit's digests on (runner.Host.DigestWindow) or a cache
+// (cache.go: the byte ranges read from URLs, kept in the Origin Private
+// File System), the dealer deals the segments in file order, each span's
+// read starting where the previous one ended, and reads them into Go
+// through the engine worker's source (source.RangeFS.ReadRange): the
+// digest hashes them as they pass, the cache keeps and serves them; the
+// digest's pass at the end then reads again almost nothing.
+//
 // At start every worker compiles the SIMD kernels (package wasmsimd)
 // against its own Go memory, checks them against the portable Go loops and
 // installs them (InstallSIMD, simd.go); Ready says why not when it could

@@ -154,6 +154,7 @@ func openSession(m msg.Open) (*audit.Session, preloader, error) {
 		}
 		h.ReadAhead = readAhead
 		h.Token = m.Token
+		h.UseCache(poolCache()) // what the engine worker kept, read-only
 		fsys = h
 	case m.Files.Truthy():
 		if !m.Names.Truthy() || m.Files.Length() != m.Names.Length() {

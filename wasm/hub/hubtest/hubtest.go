@@ -5,8 +5,18 @@
 // that expire, the headers the Hub sends (X-Repo-Commit, X-Linked-Size,
 // X-Linked-Etag), gzipped JSON without Content-Length, gated repositories
 // (401 without a token, GatedRepo), branches that can be moved, listed
-// digests that can be falsified, and a hook to inject faults at the CDN.
-// It records whether a token ever reached the CDN.
+// digests that can be falsified, faults (faults.go: a fraction FaultRate of
+// the requests for bytes, at /resolve/ and at the CDN, cut mid-body, reset,
+// or answered 503 or 429 with a Retry-After, reproducibly from Seed) and a
+// hook to inject one's own at the CDN. It counts what it answered (Stats)
+// and whether a token ever reached the CDN. Everything answers CORS for
+// any origin, as the Hub does, so the browser tests use it too.
+//
+//	h := hubtest.New()
+//	defer h.Close()
+//	h.FaultRate, h.Seed = 0.2, 1
+//	commit, _ := h.Add("org/adapter", "main", dir, "")
+//	src, _ := source.NewHTTP(h.Base("org/adapter", "main"))
 package hubtest
 
 import (
@@ -19,6 +29,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -48,13 +59,23 @@ type Hub struct {
 	// Fault, when set, may answer a CDN request itself (a cut, a reset, a
 	// 503): it returns true when it did.
 	Fault func(w http.ResponseWriter, r *http.Request) bool
+	// FaultRate is the fraction of /resolve/ and CDN requests faulted (0:
+	// none), with Faults picked from evenly (none: AllFaults), from Seed;
+	// RetryAfter is what 503 and 429 say (default 1 s; whole seconds).
+	FaultRate  float64
+	Faults     []Fault
+	Seed       uint64
+	RetryAfter time.Duration
 
-	mu      sync.Mutex
-	repos   map[string]*repo
-	blobs   map[string]string // SHA-256 → the file's path, for the CDN
-	secret  []byte
-	tokenAt atomic.Int64 // CDN requests that carried an Authorization header
-	cdnHits atomic.Int64
+	mu        sync.Mutex
+	st        Stats
+	rnd       *rand.Rand
+	faultsOff bool
+	repos     map[string]*repo
+	blobs     map[string]string // SHA-256 → the file's path, for the CDN
+	secret    []byte
+	tokenAt   atomic.Int64 // CDN requests that carried an Authorization header
+	cdnHits   atomic.Int64
 }
 
 type repo struct {
@@ -86,7 +107,16 @@ func New() *Hub {
 }
 
 // Close stops the servers.
-func (h *Hub) Close() { h.api.Close(); h.cdn.Close() }
+func (h *Hub) Close() {
+	h.api.CloseClientConnections()
+	h.cdn.CloseClientConnections()
+	h.api.Close()
+	h.cdn.Close()
+}
+
+// Base is the resolve URL of repository id's root at rev (a branch or a
+// commit), with a trailing slash: what source.NewHTTP takes.
+func (h *Hub) Base(id, rev string) string { return h.Endpoint + "/" + id + "/resolve/" + rev + "/" }
 
 // TokenReachedCDN counts the CDN requests that carried a token.
 func (h *Hub) TokenReachedCDN() int64 { return h.tokenAt.Load() }
@@ -329,14 +359,40 @@ func (h *Hub) tree(w http.ResponseWriter, r *http.Request, id, rev, dir string) 
 }
 
 func (h *Hub) resolve(w http.ResponseWriter, r *http.Request, id, rev, p string) {
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	w.Header().Set("Access-Control-Expose-Headers", "X-Repo-Commit, X-Linked-Size, X-Linked-Etag, Content-Range, Content-Length, ETag, Retry-After, X-Error-Code")
+	h.mu.Lock()
+	var f *file
+	local := ""
+	if rp := h.repos[id]; rp != nil {
+		sha := rev
+		if b, ok := rp.branches[rev]; ok {
+			sha = b
+		}
+		if c := rp.commits[sha]; c != nil {
+			if f = c.files[p]; f != nil {
+				local = filepath.Join(c.dir, filepath.FromSlash(p))
+			}
+		}
+	}
+	h.mu.Unlock()
+	fault, faulted := h.count(func(s *Stats) {
+		switch {
+		case f == nil:
+			s.Missing++
+		case f.lfs:
+			s.Redirects++
+		}
+	})
+	if faulted {
+		h.fault(w, r, fault, local)
+		return
+	}
 	_, sha, c, ok := h.lookup(w, r, id, rev)
 	if !ok {
 		return
 	}
-	f := c.files[p]
-	w.Header().Set("Access-Control-Allow-Origin", "*")
-	w.Header().Set("Access-Control-Expose-Headers", "X-Repo-Commit, X-Linked-Size, X-Linked-Etag, Content-Range, Content-Length, ETag")
-	if f == nil {
+	if f = c.files[p]; f == nil {
 		hubError(w, 404, "EntryNotFound", p+" does not exist")
 		return
 	}
@@ -348,7 +404,7 @@ func (h *Hub) resolve(w http.ResponseWriter, r *http.Request, id, rev, p string)
 	}
 	w.Header().Set("X-Linked-Size", strconv.FormatInt(f.size, 10))
 	w.Header().Set("X-Linked-Etag", `"`+f.sha256+`"`)
-	exp := time.Now().Add(h.URLTTL).Unix()
+	exp := time.Now().Add(h.URLTTL).UnixMilli()
 	target := fmt.Sprintf("/%s/%s?Expires=%d&Signature=%s", strings.ReplaceAll(id, "/", "--"), f.sha256, exp, h.sign(id, exp))
 	h.mu.Lock()
 	h.blobs[f.sha256] = filepath.Join(c.dir, filepath.FromSlash(p))
@@ -365,13 +421,14 @@ func (h *Hub) sign(id string, exp int64) string {
 func (h *Hub) serveCDN(w http.ResponseWriter, r *http.Request) {
 	h.cdnHits.Add(1)
 	w.Header().Set("Access-Control-Allow-Origin", "*")
-	w.Header().Set("Access-Control-Expose-Headers", "Content-Range, Content-Length, Accept-Ranges, ETag")
+	w.Header().Set("Access-Control-Expose-Headers", "Content-Range, Content-Length, Accept-Ranges, ETag, Retry-After")
 	if r.Method == http.MethodOptions {
 		w.Header().Set("Access-Control-Allow-Headers", "Range")
 		w.WriteHeader(204)
 		return
 	}
-	if r.Header.Get("Authorization") != "" {
+	leak := r.Header.Get("Authorization") != ""
+	if leak {
 		h.tokenAt.Add(1)
 	}
 	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/"), "/")
@@ -380,21 +437,35 @@ func (h *Hub) serveCDN(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := strings.ReplaceAll(parts[0], "--", "/")
-	exp, _ := strconv.ParseInt(r.URL.Query().Get("Expires"), 10, 64)
-	if r.URL.Query().Get("Signature") != h.sign(id, exp) {
+	exp, _ := strconv.ParseInt(r.URL.Query().Get("Expires"), 10, 64) // Unix ms
+	good := r.URL.Query().Get("Signature") == h.sign(id, exp)
+	expired := good && time.Now().UnixMilli() >= exp
+	h.mu.Lock()
+	p := h.blobs[parts[1]]
+	h.mu.Unlock()
+	fault, faulted := h.count(func(s *Stats) {
+		if leak {
+			s.Leaks++
+		}
+		if expired {
+			s.Expired++
+		}
+	})
+	if faulted {
+		h.fault(w, r, fault, p)
+		return
+	}
+	if !good {
 		http.Error(w, "<Error><Code>AccessDenied</Code></Error>", http.StatusForbidden)
 		return
 	}
-	if time.Now().Unix() > exp {
+	if expired {
 		http.Error(w, "<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>", http.StatusForbidden)
 		return
 	}
 	if h.Fault != nil && h.Fault(w, r) {
 		return
 	}
-	h.mu.Lock()
-	p := h.blobs[parts[1]]
-	h.mu.Unlock()
 	if p == "" {
 		http.NotFound(w, r)
 		return

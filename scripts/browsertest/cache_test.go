@@ -1,0 +1,235 @@
+//go:build browser
+
+package browsertest
+
+// Bytes fetched once: the demo world's adapter audited from a URL twice in
+// the page, the second time from the browser's cache (the Origin Private
+// File System, written by the engine worker, read by it and by the pool
+// workers), counted at the server; cleared, it is fetched again. A URL
+// whose server sends no ETag is never kept.
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// demoCommit is the commit the cache test's server pretends to serve.
+const demoCommit = "0c1e2f3a4b5c6d7e8f901a2b3c4d5e6f7a8b9c0d"
+
+// countingServer serves dir on another origin as three kinds of URL: at a
+// commit (/org/demo/resolve/{commit}/…, no ETag needed), plain with a
+// strong ETag (/etag/…), and plain with none (/bare/…); it counts the
+// requests for files by kind.
+type countingServer struct {
+	*httptest.Server
+	mu   sync.Mutex
+	reqs map[string]int
+}
+
+func newCountingServer(dir string) *countingServer {
+	s := &countingServer{reqs: map[string]int{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		w.Header().Set("Access-Control-Expose-Headers", "Content-Range, Content-Length, Accept-Ranges, ETag")
+		if r.Method == http.MethodOptions {
+			w.Header().Set("Access-Control-Allow-Headers", "Range")
+			w.WriteHeader(204)
+			return
+		}
+		kind, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		if kind == "org" {
+			kind, rest = "commit", strings.TrimPrefix(r.URL.Path, "/org/demo/resolve/"+demoCommit+"/")
+		}
+		p := filepath.Join(dir, filepath.FromSlash(rest))
+		st, err := os.Stat(p)
+		if err != nil || !st.Mode().IsRegular() || strings.Contains(rest, "..") {
+			http.NotFound(w, r)
+			return
+		}
+		s.mu.Lock()
+		s.reqs[kind]++
+		s.mu.Unlock()
+		if kind == "etag" {
+			w.Header().Set("ETag", fmt.Sprintf(`"%x-%x"`, st.ModTime().UnixNano(), st.Size()))
+			// Keep Chromium's own HTTP cache out of the count (it keeps
+			// ranges that came with an ETag, and answers the probes).
+			w.Header().Set("Cache-Control", "no-store")
+		}
+		http.ServeFile(w, r, p)
+	}))
+	return s
+}
+
+func (s *countingServer) count(kind string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reqs[kind]
+}
+
+// TestBrowserCache audits the demo world's adapter from a URL at a commit
+// twice: the second audit makes (almost) no request, with the same
+// verdict, and says how much the cache served; after the cache is cleared
+// the server is asked again. With an ETag only the probes (which validate
+// it) go out the second time; with none, everything does.
+func TestBrowserCache(t *testing.T) {
+	p := newTab(t, 6*time.Minute)
+	srv := newCountingServer(p.env.world)
+	defer srv.Close()
+	p.open(p.env.url+"/", "#load-demo")
+	if err := p.waitJS("the engine worker to list its claims profiles", engineListed, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := p.waitText("#cache-size", "held", 30*time.Second); err != nil {
+		t.Fatalf("the cache bar: %q %v", s, err)
+	}
+	audit := func(run, url string) (verdict, kernel string) {
+		t.Helper()
+		p.do("choosing the claims, mode and URL",
+			chromedp.SetValue("#claims", "demo"), chromedp.SetValue("#mode", "randomized"), chromedp.SetValue("#adapter-url", url))
+		p.run(`["#claims","#mode","#adapter-url"].forEach(s => document.querySelector(s).dispatchEvent(new Event("change")))`)
+		p.run(`document.querySelectorAll("#verdict").forEach(e => e.remove())`)
+		p.click("#open-url")
+		if _, err := p.waitText("#verdict", "PASS", 2*time.Minute); err != nil {
+			p.shot("cache-" + run)
+			t.Fatalf("%s audit: %v", run, err)
+		}
+		if err := p.waitJS("the summary", `!!document.querySelector("#kernel")`, 30*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		return p.text("#verdict"), p.text("#kernel")
+	}
+	base := srv.URL + "/org/demo/resolve/" + demoCommit + "/adapter/"
+	v1, _ := audit("first", base)
+	n1 := srv.count("commit")
+	v2, k2 := audit("second", base)
+	n2 := srv.count("commit") - n1
+	t.Logf("at a commit: the first audit made %d requests, the second %d (%s)", n1, n2, k2)
+	if n1 == 0 || n2 > 2 || v2 != v1 || !strings.Contains(k2, "read from the browser's cache") {
+		t.Errorf("the second audit: %d requests (the first %d), verdict %q (first %q), kernel %q", n2, n1, v2, v1, k2)
+	}
+	if s, err := p.waitText("#cache-size", "ranges", 10*time.Second); err != nil || strings.Contains(s, "0 B") {
+		t.Errorf("the cache bar after two audits: %q %v", s, err)
+	}
+	p.click("#cache-clear")
+	if s, err := p.waitText("#cache-size", "(0 ranges)", 30*time.Second); err != nil {
+		t.Fatalf("clear: %q %v", s, err)
+	}
+	audit("cleared", base)
+	if n3 := srv.count("commit") - n1 - n2; n3 < n1/2 {
+		t.Errorf("after clearing, the audit made %d requests (the first %d)", n3, n1)
+	}
+
+	// An ETag: the second audit sends only the probes (one per file opened
+	// in each worker), which validate it.
+	e1 := func() int { audit("etag-1", srv.URL+"/etag/adapter/"); return srv.count("etag") }()
+	audit("etag-2", srv.URL+"/etag/adapter/")
+	e2 := srv.count("etag") - e1
+	// No ETag: nothing kept.
+	audit("bare-1", srv.URL+"/bare/adapter/")
+	b1 := srv.count("bare")
+	audit("bare-2", srv.URL+"/bare/adapter/")
+	b2 := srv.count("bare") - b1
+	t.Logf("with an ETag: %d then %d requests; with none: %d then %d", e1, e2, b1, b2)
+	if e2 >= e1 || b2 < b1 {
+		t.Errorf("an ETag's second audit made %d requests (first %d); without one %d (first %d)", e2, e1, b2, b1)
+	}
+	p.shot("cache")
+}
+
+// pageReport is the audit the page offers for download (#download-json),
+// caught on its way to the download.
+func pageReport(t testing.TB, p *tab) []byte {
+	t.Helper()
+	p.run(`window.__dl = null; if (!window.__dlHooked) { window.__dlHooked = true; const orig = URL.createObjectURL;
+		URL.createObjectURL = (b) => { window.__dl = b; return orig.call(URL, b); }; }`)
+	p.click("#download-json")
+	s, err := eval[string](p, `(async () => { for (let i = 0; i < 50 && !window.__dl; i++) await new Promise(r => setTimeout(r, 100));
+		return window.__dl ? await window.__dl.text() : "" })()`, chromedp.EvalAwaitPromise)
+	if err != nil || s == "" {
+		t.Fatalf("the page's JSON report: %v", err)
+	}
+	return []byte(s)
+}
+
+// TestBrowserDigests: the page's audit of the demo world from a URL names
+// each file with the SHA-256 the CLI computes for it, read again almost
+// nothing for them (the dealer's spans were hashed as they passed, in file
+// order), and says what they cost; with the box ticked, none are computed.
+func TestBrowserDigests(t *testing.T) {
+	p := newTab(t, 4*time.Minute)
+	srv := newCountingServer(p.env.world)
+	defer srv.Close()
+	type audit struct {
+		Verdict    string `json:"verdict"`
+		Provenance struct {
+			Files []struct {
+				Name   string `json:"name"`
+				Size   int64  `json:"size"`
+				SHA256 string `json:"sha256"`
+			} `json:"files"`
+			Digests struct {
+				Computed bool    `json:"computed"`
+				Why      string  `json:"why"`
+				Bytes    int64   `json:"bytes"`
+				Reread   int64   `json:"reread"`
+				Seconds  float64 `json:"seconds"`
+			} `json:"digests"`
+		} `json:"provenance"`
+	}
+	var cli audit
+	jsonOf(t, p.env.clefcheck(t, "audit", "--json", "--claims", "demo", filepath.Join(p.env.world, "adapter")), &cli)
+	want := map[string]string{}
+	for _, f := range cli.Provenance.Files {
+		want[f.Name] = f.SHA256
+	}
+	p.open(p.env.url+"/", "#load-demo")
+	if err := p.waitJS("the engine worker to list its claims profiles", engineListed, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	run := func(what string) audit {
+		t.Helper()
+		p.do("choosing the claims, mode and URL", chromedp.SetValue("#claims", "demo"), chromedp.SetValue("#mode", "randomized"),
+			chromedp.SetValue("#adapter-url", srv.URL+"/org/demo/resolve/"+demoCommit+"/adapter/"))
+		p.run(`["#claims","#mode","#adapter-url"].forEach(s => document.querySelector(s).dispatchEvent(new Event("change")))`)
+		p.run(`document.querySelectorAll("#verdict").forEach(e => e.remove())`)
+		p.click("#open-url")
+		if _, err := p.waitText("#verdict", "PASS", 2*time.Minute); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if err := p.waitJS("the download button", `!!document.querySelector("#download-json")`, 30*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		var a audit
+		jsonOf(t, pageReport(t, p), &a)
+		return a
+	}
+	a := run("the audit")
+	d := a.Provenance.Digests
+	t.Logf("page: %d files, digests: %d bytes hashed, %d read again, %.3f s", len(a.Provenance.Files), d.Bytes, d.Reread, d.Seconds)
+	if !d.Computed || len(a.Provenance.Files) != len(want) || len(want) == 0 {
+		t.Fatalf("page digests %+v, files %+v; the CLI's %v", d, a.Provenance.Files, want)
+	}
+	for _, f := range a.Provenance.Files {
+		if f.SHA256 != want[f.Name] {
+			t.Errorf("%s: the page's SHA-256 %s, the CLI's %s", f.Name, f.SHA256, want[f.Name])
+		}
+	}
+	if d.Reread*10 > d.Bytes {
+		t.Errorf("the page read %d of %d bytes again for the digests", d.Reread, d.Bytes)
+	}
+	p.click("#no-digest")
+	a = run("the audit with no digests")
+	if d := a.Provenance.Digests; d.Computed || !strings.Contains(d.Why, "switched off") {
+		t.Errorf("with the box ticked: %+v", d)
+	}
+	p.shot("digests")
+}
