@@ -96,7 +96,11 @@ self.clefcheckFetchRange = async function (url, start, end, token, signal) {
 // too) have FileSystemSyncAccessHandle: elsewhere it rejects. Reads open
 // an entry "read-only", so that several workers read it at once; an entry
 // is written once, whole (a write refused for the quota rejects with the
-// browser's QuotaExceededError).
+// browser's QuotaExceededError). list(false) names the entries without
+// opening them (their sizes -1): the pool workers list so while the
+// engine worker writes. Every operation rejects if the browser's storage
+// has not answered within a while, so that a stuck one turns the cache off
+// instead of stalling the read.
 self.clefcheckCacheOpen = async function (name) {
   if (!(self.navigator && navigator.storage && navigator.storage.getDirectory)) {
     throw new Error("this browser has no Origin Private File System");
@@ -105,45 +109,93 @@ self.clefcheckCacheOpen = async function (name) {
     throw new Error("no FileSystemSyncAccessHandle here (dedicated workers only)");
   }
   const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle(name, { create: true });
+  // within runs op(at), rejecting if it has not settled in s seconds; op
+  // says where it is with at(step), which the rejection names.
+  const within = (op, s, what) => {
+    let timer, step = "start";
+    const late = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error("the browser's storage did not " + what + " within " + s + " s (at " + step + ")")), s * 1000);
+    });
+    return Promise.race([op((x) => { step = x; }), late]).finally(() => clearTimeout(timer));
+  };
+  // One operation at a time; each keeps its file handle referenced (held)
+  // until it has settled: a createSyncAccessHandle() whose handle was
+  // collected meanwhile has been seen never to settle, under the churn of
+  // large buffers.
+  const held = new Set();
+  let last = Promise.resolve();
+  const serial = (f) => {
+    const p = last.then(f, f);
+    last = p.catch(() => {});
+    return p;
+  };
   return {
-    async list() {
-      const out = [];
-      for await (const [n, h] of dir.entries()) {
-        if (h.kind !== "file") continue;
-        try {
-          const f = await h.getFile();
-          out.push([n, f.size, f.lastModified]);
-        } catch (e) { /* being written: not listed */ }
-      }
-      return out;
-    },
-    async read(n, off, len) {
-      const a = await (await dir.getFileHandle(n)).createSyncAccessHandle({ mode: "read-only" });
-      try {
-        const buf = new Uint8Array(len);
-        const got = a.read(buf, { at: off });
-        return got === len ? buf : buf.subarray(0, got);
-      } finally {
-        a.close();
-      }
-    },
-    async write(n, parts) {
-      const a = await (await dir.getFileHandle(n, { create: true })).createSyncAccessHandle();
-      try {
-        a.truncate(0);
-        let at = 0;
-        for (const p of parts) {
-          const k = a.write(p, { at: at });
-          if (k !== p.byteLength) throw new Error("short write: " + k + " of " + p.byteLength + " bytes");
-          at += k;
+    list(sizes) {
+      return serial(() => within(async (at) => {
+        const out = [];
+        for await (const [n, h] of dir.entries()) {
+          if (h.kind !== "file") continue;
+          if (!sizes) {
+            out.push([n, -1, 0]);
+            continue;
+          }
+          try {
+            const f = await h.getFile();
+            out.push([n, f.size, f.lastModified]);
+          } catch (e) { /* being written: not listed */ }
         }
-        a.flush();
-      } finally {
-        a.close();
-      }
+        return out;
+      }, 60, "list the cache"));
     },
-    async remove(n) {
-      await dir.removeEntry(n);
+    read(n, off, len) {
+      return serial(() => within(async (at) => {
+        at("getFileHandle");
+        const h = await dir.getFileHandle(n);
+        held.add(h);
+        try {
+          at("createSyncAccessHandle");
+          const a = await h.createSyncAccessHandle({ mode: "read-only" });
+          at("read");
+          try {
+            const buf = new Uint8Array(len);
+            const got = a.read(buf, { at: off });
+            return got === len ? buf : buf.subarray(0, got);
+          } finally {
+            a.close();
+          }
+        } finally {
+          held.delete(h);
+        }
+      }, 30, "read " + n));
+    },
+    write(n, parts) {
+      return serial(() => within(async (at) => {
+        at("getFileHandle");
+        const h = await dir.getFileHandle(n, { create: true });
+        held.add(h);
+        try {
+          at("createSyncAccessHandle");
+          const a = await h.createSyncAccessHandle();
+          at("write");
+          try {
+            a.truncate(0);
+            let pos = 0;
+            for (const p of parts) {
+              const k = a.write(p, { at: pos });
+              if (k !== p.byteLength) throw new Error("short write: " + k + " of " + p.byteLength + " bytes");
+              pos += k;
+            }
+            a.flush();
+          } finally {
+            a.close();
+          }
+        } finally {
+          held.delete(h);
+        }
+      }, 30, "write " + n));
+    },
+    remove(n) {
+      return serial(() => within(() => dir.removeEntry(n), 10, "remove " + n));
     },
   };
 };

@@ -60,7 +60,7 @@ func (c *CacheBar) Render() app.UI {
 		app.Label().Body(
 			app.Input().Type("checkbox").ID("no-digest").Checked(noDigest).
 				OnChange(func(ctx app.Context, e app.Event) { noDigest = ctx.JSSrc().Get("checked").Bool() }),
-			app.Text(" skip the files' SHA-256 (an audit from a URL then reads less again)"),
+			app.Text(" skip the files' SHA-256"),
 		),
 	)
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -102,6 +103,9 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 		{"randomized-files", "randomized", true, ""}, {"randomized-cache", "randomized", false, commit}}
 	if os.Getenv("CLEFCHECK_EXACT") != "" {
 		runs = append(runs, benchRun{"exact", "exact", false, plain})
+	}
+	if only := os.Getenv("CLEFCHECK_RUNS"); only != "" { // e.g. randomized,randomized-cache
+		runs = slices.DeleteFunc(runs, func(r benchRun) bool { return !slices.Contains(strings.Split(only, ","), r.name) })
 	}
 	wall, gaps := map[string]time.Duration{}, map[string]float64{}
 	floors := map[string]float64{}

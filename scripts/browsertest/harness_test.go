@@ -321,6 +321,14 @@ func newTab(tb testing.TB, limit time.Duration) *tab {
 		chromedp.UserDataDir(tb.TempDir()),
 		chromedp.WindowSize(1280, 1000),
 	)
+	if f := os.Getenv("CLEFCHECK_CHROME_LOG"); f != "" {
+		// Chromium's own log, with every console message of the page and
+		// its workers (a Go panic in a worker shows there).
+		if w, err := os.OpenFile(f, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
+			tb.Cleanup(func() { w.Close() })
+			opts = append(opts, chromedp.Flag("enable-logging", "stderr"), chromedp.Flag("v", "0"), chromedp.CombinedOutput(w))
+		}
+	}
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	tb.Cleanup(cancel)
 	ctx, cancel2 := chromedp.NewContext(actx)

@@ -17,12 +17,21 @@ import (
 // engine worker and the audit's pool workers read the same entry at once;
 // each entry is written once, by the engine worker. The JavaScript is
 // clefcheckCacheOpen in public/clefcheck.js.
-type OPFS struct{ dir js.Value }
+//
+// Every operation gives up (an error) when the browser's storage has not
+// answered within a while (seconds; a stuck one has been seen while
+// another worker listed the folder): the cache then turns itself off.
+type OPFS struct {
+	dir       js.Value
+	namesOnly bool
+}
 
 // OpenOPFS opens (creating it) the folder name of the origin's private
 // file system; it fails where there is none, or no sync access handles
-// (a page, an old browser, a private window that refuses storage).
-func OpenOPFS(name string) (*OPFS, error) {
+// (a page, an old browser, a private window that refuses storage). With
+// namesOnly, List names the entries without opening them (sizes -1): a
+// read-only cache lists so while the engine worker writes.
+func OpenOPFS(name string, namesOnly bool) (*OPFS, error) {
 	open := js.Global().Get("clefcheckCacheOpen")
 	if open.Type() != js.TypeFunction {
 		return nil, errors.New("clefcheck.js has no clefcheckCacheOpen")
@@ -31,12 +40,12 @@ func OpenOPFS(name string) (*OPFS, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &OPFS{dir: dir}, nil
+	return &OPFS{dir: dir, namesOnly: namesOnly}, nil
 }
 
 // List names the folder's entries with their sizes and times of writing.
 func (o *OPFS) List() ([]source.StoreEntry, error) {
-	v, err := Await(o.dir.Call("list"))
+	v, err := Await(o.dir.Call("list", !o.namesOnly))
 	if err != nil {
 		return nil, err
 	}

@@ -50,12 +50,13 @@ type Cache struct {
 }
 
 // DefaultCacheMax is a cache's bound unless it says otherwise: 2 GB.
-const DefaultCacheMax = 2 << 30
+const DefaultCacheMax = 2_000_000_000
 
 // Store is where a Cache keeps its entries: flat names, whole entries
 // written once, read by range.
 type Store interface {
-	// List names the entries, with their sizes and when they were written.
+	// List names the entries, with their sizes (-1: not known, a short
+	// entry is then found when read) and when they were written.
 	List() ([]StoreEntry, error)
 	// ReadAt fills p from entry name at off; fewer bytes than len(p) (the
 	// entry is shorter) is not an error, n says.
@@ -133,14 +134,14 @@ func NewCache(store Store, max int64, readOnly bool) *Cache {
 	sort.Slice(ents, func(i, j int) bool { return ents[i].Time.Before(ents[j].Time) })
 	for _, se := range ents {
 		e, ok := parseName(se.Name)
-		if !ok || se.Size != e.n+trailerLen(e.n) {
+		if !ok || (se.Size >= 0 && se.Size != e.n+trailerLen(e.n)) {
 			if !readOnly {
 				store.Remove(se.Name)
 			}
 			continue
 		}
 		c.tick++
-		e.tick, e.stored = c.tick, se.Size
+		e.tick, e.stored = c.tick, e.n+trailerLen(e.n)
 		c.ext[e.kh] = append(c.ext[e.kh], e)
 		c.used += e.stored
 	}

@@ -39,7 +39,7 @@ func engineCache() (*source.Cache, string) {
 var poolCache = sync.OnceValue(func() *source.Cache { c, _ := openCache(true); return c })
 
 func openCache(readOnly bool) (*source.Cache, string) {
-	store, err := browser.OpenOPFS(cacheDir)
+	store, err := browser.OpenOPFS(cacheDir, readOnly)
 	if err != nil {
 		return nil, "no cache: " + err.Error()
 	}
