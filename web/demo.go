@@ -28,6 +28,7 @@ type DemoPage struct {
 	Opts    []string
 	Probs   []float64
 	MS      float64
+	Link    string // the page's link, once copied
 }
 
 func (p *DemoPage) OnNav(ctx app.Context) {
@@ -44,7 +45,9 @@ func (p *DemoPage) OnNav(ctx app.Context) {
 		p.Server = s
 	}
 	p.Where, p.Status = "server", "idle"
-	if p.Server == "" {
+	if q.Get("where") == "browser" {
+		p.Where = "browser"
+	} else if p.Server == "" {
 		// On a site with no decision service (a static host), decide with
 		// the demo model in this browser.
 		ctx.Async(func() {
@@ -70,6 +73,7 @@ func (p *DemoPage) Render() app.UI {
 				return app.Input().ID("demo-server").Type("url").Placeholder("decision server URL (default: this site's demo service)").Value(p.Server).OnChange(valueTo(&p.Server))
 			}),
 			button("demo-decide", "primary", "Decide", p.Status == "running", p.onDecide),
+			shareLink(p.Link, func(l string) { p.Link = l }, p.link),
 		),
 		app.If(p.Status == "running", func() app.UI { return app.Div().Class("muted").Text("deciding…") }),
 		app.If(p.Status == "error", func() app.UI { return app.Div().Class("error").ID("error").Text(clip(p.Err, 400)) }),
@@ -86,6 +90,20 @@ func (p *DemoPage) Render() app.UI {
 			)
 		}),
 	)
+}
+
+// link is the widget's link with its prompt, options and server (or
+// where=browser): what a model card or another page embeds.
+func (p *DemoPage) link() string {
+	where := ""
+	if p.Where == "browser" {
+		where = "browser"
+	}
+	server := ""
+	if where == "" {
+		server = strings.TrimSpace(p.Server)
+	}
+	return linkTo("embed", "prompt", p.Prompt, "options", p.Options, "server", server, "where", where)
 }
 
 func splitOptions(s string) []string {

@@ -36,9 +36,19 @@ type ReconstructPage struct {
 	Prog               string
 	Source             string // what the adapter is, for the report
 	CkSource           string // what the checkpoints are
-	adapter            *jobs.Input
-	base               *jobs.Input
-	tuned              *jobs.Input
+	// The sampled rebuild: rows of each module (0: every row), the seed
+	// ("" or 0: a fresh one, reported) and the bound on the checkpoints'
+	// bytes in MB (0: the engine's default when sampled).
+	SampleRows int
+	Seed       string
+	MaxMB      int
+	Plan       string                // the rebuild's plan, from the engine, before it reads
+	Endpoint   string                // the Hub endpoint (from the link)
+	Link       string                // the page's link, once copied
+	then       func(ctx app.Context) // what a link's run=1 does once opened
+	adapter    *jobs.Input
+	base       *jobs.Input
+	tuned      *jobs.Input
 	// Whether local base and tuned files were picked (both are needed).
 	pickedBase, pickedTuned bool
 }
@@ -53,9 +63,10 @@ func (p *ReconstructPage) Render() app.UI {
 		app.P().Class("lead").Text("Computes a block of ΔW = s·B·A from the factors, reading only the bytes it needs, and — given the base and tuned checkpoints — the rebuild figures of every module (residual against the bf16 noise of the tuned weight, relative error) and the card's identity check of every tensor."),
 		box("card controls",
 			button("recon-demo", "primary", "Load the demo world", p.Status == "loading" || p.Status == "running", p.onDemo),
-			field("recon-url", "url", "adapter URL (…/resolve/main)", p.URL, valueTo(&p.URL)),
-			button("recon-open", "", "Open URL", false, p.onURL),
+			field("recon-url", "text", "kvit-s/clef-lora-r256@main, hf://…, a Hub page or a folder URL", p.URL, valueTo(&p.URL)),
+			button("recon-open", "", "Open", false, p.onURL),
 			picker("recon-adapter-files", "or local adapter files ", false, p.onAdapterFiles),
+			shareLink(p.Link, func(l string) { p.Link = l }, p.link),
 		),
 		app.If(len(p.Modules) > 0, func() app.UI {
 			return box("card controls",
@@ -64,18 +75,18 @@ func (p *ReconstructPage) Render() app.UI {
 				app.Label().Body(app.Text("cols from "), field("recon-col", "number", "", p.Col0, valueTo(&p.Col0)).Min(0)),
 				app.Label().Body(app.Text("size "), field("recon-size", "number", "", p.Size, valueTo(&p.Size)).Min(4).Max(jobs.MaxBlock)),
 				button("recon-sample", "", "Compute block", false, p.onSample),
-				field("recon-base", "url", "base checkpoint URL", p.BaseURL, valueTo(&p.BaseURL)),
-				field("recon-tuned", "url", "tuned checkpoint URL", p.TunedURL, valueTo(&p.TunedURL)),
+				field("recon-base", "text", "base checkpoint (URL or owner/name@rev)", p.BaseURL, valueTo(&p.BaseURL)),
+				field("recon-tuned", "text", "tuned checkpoint (URL or owner/name@rev)", p.TunedURL, valueTo(&p.TunedURL)),
 				button("recon-checkpoints", "", "Use these checkpoints", false, p.onCheckpoints),
 				picker("recon-base-files", "or local base files (shards + index) ", false, p.onCheckpointFiles("__clefcheckBase", &p.pickedBase)),
 				picker("recon-tuned-files", "local tuned files ", false, p.onCheckpointFiles("__clefcheckTuned", &p.pickedTuned)),
-				app.If(p.base != nil, func() app.UI {
-					return button("recon-rebuild", "", "Rebuild check (base + s·B·A vs tuned)", p.Status == "running", p.onRebuild)
-				}),
+				app.If(p.base != nil, func() app.UI { return p.rebuildControls() }),
 			)
 		}),
 		app.If(p.Status == "error", func() app.UI { return errorCard(p.Err) }),
-		app.If(p.Status == "running" || p.Status == "loading", func() app.UI { return app.Div().Class("card").Text(p.Prog) }),
+		app.If(p.Status == "running" || p.Status == "loading", func() app.UI {
+			return app.Div().Class("card").ID("recon-progress").Body(app.Div().Text(p.Prog), app.If(p.Plan != "", func() app.UI { return app.Div().Class("muted").ID("recon-plan").Text(p.Plan) }))
+		}),
 		app.If(p.Block != nil || p.Rebuild != nil, func() app.UI {
 			return box("card", downloads("recon-download-json", "recon-download-md", "clefcheck-reconstruct", p.reportJSON, p.markdown()))
 		}),
@@ -173,11 +184,18 @@ func (p *ReconstructPage) renderRebuild() app.UI {
 	return app.Div().Class("card").ID("recon-rebuild-result").Body(
 		badge("rebuild-verdict", r.Verdict),
 		app.Span().Text(figures), why,
+		app.If(r.Plan != nil, func() app.UI { return app.Div().Class("muted").ID("recon-rebuild-plan").Text(readLine(r)) }),
+		app.If(r.Sample != nil, func() app.UI { return app.Div().Class("muted").ID("recon-sampling").Text(sampleLine(r.Sample)) }),
 		app.Table().Body(
-			head("module", "out × in", "residual / noise", "rebuilt rel. error"),
+			head("module", "out × in", "rows read", "residual / noise", "rebuilt rel. error"),
 			app.TBody().Body(app.Range(rows).Slice(func(i int) app.UI {
 				m := rows[i]
-				return row("", clip(m.Module, 70), fmt.Sprintf("%d × %d", m.Out, m.In), fmt.Sprintf("%.4f", m.ResidualToNoise), fmt.Sprintf("%.4g%%", 100*m.RebuiltRelError))
+				read := "all"
+				if m.Units > 0 && m.Rows < m.Units {
+					read = fmt.Sprintf("%d of %d", m.Rows, m.Units)
+				}
+				return row("", clip(m.Module, 70), fmt.Sprintf("%d × %d", m.Out, m.In), read,
+					withInterval("%.4f", 1, m.ResidualToNoise, m.ResidualToNoiseCI), withInterval("%.4g%%", 100, m.RebuiltRelError, m.RebuiltRelErrorCI))
 			})),
 		),
 		pager("rebuild-page", pg, pages, func(n int) { p.RebuildPage = n }),
@@ -185,6 +203,7 @@ func (p *ReconstructPage) renderRebuild() app.UI {
 }
 
 func (p *ReconstructPage) onDemo(ctx app.Context, e app.Event) {
+	p.URL = "demo"
 	p.Source, p.CkSource = "the demo world's adapter", "the demo world's base and tuned checkpoints"
 	p.open(ctx, &jobs.Input{URL: siteURL("demo/adapter/")}, &jobs.Input{URL: siteURL("demo/base/")}, &jobs.Input{URL: siteURL("demo/tuned/")})
 }
@@ -219,14 +238,20 @@ func (p *ReconstructPage) onCheckpointFiles(global string, picked *bool) app.Eve
 	}
 }
 
+// onURL opens the source typed: the engine parses it (a repository id,
+// hf://, a Hub page, a folder URL), as on the Audit page.
 func (p *ReconstructPage) onURL(ctx app.Context, e app.Event) {
-	u, err := safeHTTP(p.URL)
-	if err != nil {
-		p.Status, p.Err = "error", err.Error()
+	src := strings.TrimSpace(p.URL)
+	switch src {
+	case "":
+		p.Status, p.Err = "error", "give the adapter: owner/name[@revision], hf://owner/name, a Hub page or a folder URL"
+		return
+	case "demo":
+		p.onDemo(ctx, e)
 		return
 	}
-	p.Source = u
-	p.open(ctx, &jobs.Input{URL: u}, nil, nil)
+	p.Source = src
+	p.open(ctx, hubInput(src, p.Endpoint), nil, nil)
 }
 
 // open reads the adapter's header and lists its modules; base and tuned
@@ -246,8 +271,12 @@ func (p *ReconstructPage) open(ctx app.Context, adapter, base, tuned *jobs.Input
 			if base != nil && out.CkErr == "" {
 				p.base, p.tuned = base, tuned
 			}
-			if len(out.Modules) > 0 {
+			if len(out.Modules) > 0 && !contains(out.Modules, p.Module) {
 				p.Module = out.Modules[0]
+			}
+			if f := p.then; f != nil {
+				p.then = nil
+				f(ctx)
 			}
 		})
 	})
@@ -258,14 +287,13 @@ func (p *ReconstructPage) open(ctx app.Context, adapter, base, tuned *jobs.Input
 func (p *ReconstructPage) onCheckpoints(ctx app.Context, e app.Event) {
 	var ins [2]*jobs.Input
 	for i, raw := range []string{p.BaseURL, p.TunedURL} {
-		u, err := safeHTTP(raw)
-		if err != nil {
-			p.Status, p.Err = "error", "checkpoint URLs: "+err.Error()
+		if strings.TrimSpace(raw) == "" {
+			p.Status, p.Err = "error", "checkpoints: give both the base and the tuned checkpoint (a URL, owner/name[@revision] or hf://…)"
 			return
 		}
-		ins[i] = &jobs.Input{URL: u}
+		ins[i] = hubInput(raw, p.Endpoint)
 	}
-	p.useCheckpoints(ctx, ins[0], ins[1], p.BaseURL+" and "+p.TunedURL)
+	p.useCheckpoints(ctx, ins[0], ins[1], strings.TrimSpace(p.BaseURL)+" and "+strings.TrimSpace(p.TunedURL))
 }
 
 // useCheckpoints checks that base and tuned open as checkpoints (headers
@@ -283,6 +311,10 @@ func (p *ReconstructPage) useCheckpoints(ctx app.Context, base, tuned *jobs.Inpu
 				return
 			}
 			p.base, p.tuned, p.CkSource, p.Status = base, tuned, what, "ready"
+			if f := p.then; f != nil {
+				p.then = nil
+				f(ctx)
+			}
 		})
 	})
 }
@@ -302,13 +334,28 @@ func (p *ReconstructPage) onSample(ctx app.Context, e app.Event) {
 }
 
 func (p *ReconstructPage) onRebuild(ctx app.Context, e app.Event) {
-	p.Status, p.Prog = "running", "rebuilding every module…"
-	spec := &jobs.Spec{Kind: jobs.KindRebuild, Adapter: p.adapter, Base: p.base, Tuned: p.tuned, Label: p.CkSource}
+	spec := &jobs.Spec{Kind: jobs.KindRebuild, Adapter: p.adapter, Base: p.base, Tuned: p.tuned, Label: p.CkSource,
+		Rows: max(0, p.SampleRows), MaxBytes: int64(max(0, p.MaxMB)) * 1e6}
+	seed, err := parseSeed(p.Seed)
+	if err != nil {
+		p.Status, p.Err = "error", err.Error()
+		return
+	}
+	spec.Seed = seed
+	what := "rebuilding every row of every module"
+	if spec.Rows > 0 {
+		what = fmt.Sprintf("rebuilding %d sampled rows of each module", spec.Rows)
+	}
+	p.Status, p.Prog, p.Plan = "running", what+"…", ""
 	ctx.Async(func() {
 		out, err := runJob(context.Background(), spec, func(e jobs.Event) {
-			if e.Status != nil {
+			switch {
+			case e.Plan != nil:
+				plan := e.Plan.String()
+				dispatch(ctx, func(ctx app.Context) { p.Plan = plan })
+			case e.Status != nil:
 				s := *e.Status
-				dispatch(ctx, func(ctx app.Context) { p.Prog = "rebuilding every module: " + s.String() })
+				dispatch(ctx, func(ctx app.Context) { p.Prog = what + ": " + s.String() })
 			}
 		})
 		dispatch(ctx, func(ctx app.Context) {

@@ -214,3 +214,72 @@ func TestBrowserStaticSubpath(t *testing.T) {
 		t.Fatalf("in-browser decision on the static site: %v", err)
 	}
 }
+
+// TestBrowserReconstructLink: the Reconstruct page opened from a link
+// (the demo, a module, a block, a sampled rebuild with its seed; run=1)
+// computes that block and runs that sampled rebuild, says what it planned
+// and read and how it sampled, and its Copy link gives the same link back.
+func TestBrowserReconstructLink(t *testing.T) {
+	p := newTab(t, tabLimit)
+	const module = "model.language_model.layers.40.linear_attn.in_proj_qkv"
+	p.open(p.env.url+"/reconstruct?src=demo&module="+module+"&row=8&col=4&size=16&rows=8&seed=7&run=1", "#recon-demo")
+	block, err := p.waitText("#recon-block", "rows 8–23, columns 4–19", time.Minute)
+	if err != nil || !strings.Contains(block, module) {
+		t.Fatalf("the linked block: %q %v", clip(block, 200), err)
+	}
+	text, err := p.waitText("#recon-rebuild-result", "modules rebuilt", 2*time.Minute)
+	p.shot("reconstruct-sampled")
+	if err != nil {
+		t.Fatalf("the linked sampled rebuild: %q %v", clip(text, 300), err)
+	}
+	if s := p.text("#recon-sampling"); !strings.Contains(s, "sampled: 8 rows of each module (seed 7)") || !strings.Contains(s, "Bonferroni") {
+		t.Errorf("the sample line: %q", s)
+	}
+	if s := p.text("#recon-rebuild-plan"); !strings.Contains(s, "8 rows of each of 186 modules") || !strings.Contains(s, "read ") {
+		t.Errorf("the plan line: %q", s)
+	}
+	// The module sampled 8 of its 160 rows: its row says so, with intervals.
+	row, _ := eval[string](p, `[...document.querySelectorAll("#recon-rebuild-result tr")].map(r => r.innerText).find(t => t.includes("in_proj_qkv")) || ""`)
+	if !strings.Contains(row, "8 of 160") || !strings.Contains(row, "–") {
+		t.Errorf("the sampled module's row: %q", row)
+	}
+	if v := p.text("#rebuild-verdict"); v != "PASS" && v != "WARN" {
+		t.Errorf("sampled rebuild of the demo: verdict %q, want PASS or WARN (undecided modules)", v)
+	}
+	p.click("#copy-link")
+	if err := p.waitJS("the page's link (#share-link)", `(document.querySelector("#share-link") || {}).value > ""`, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	link, _ := eval[string](p, `document.querySelector("#share-link").value`)
+	for _, want := range []string{"/reconstruct?", "src=demo", "module=" + module, "row=8", "col=4", "size=16", "rows=8", "seed=7"} {
+		if !strings.Contains(link, want) {
+			t.Errorf("the link %q lacks %q", link, want)
+		}
+	}
+}
+
+// TestBrowserEmbedLink: the embeddable page's Copy link keeps its prompt,
+// options and where it decides, and that link opens it the same way.
+func TestBrowserEmbedLink(t *testing.T) {
+	p := newTab(t, tabLimit)
+	p.open(p.env.url+"/embed?prompt=Is+water+wet%3F&options=yes,no&where=browser", "#demo-decide")
+	if err := p.waitJS("the page to decide in the browser (no server field)", `!document.querySelector("#demo-server")`, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	p.click("#copy-link")
+	if err := p.waitJS("the page's link (#share-link)", `(document.querySelector("#share-link") || {}).value > ""`, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	link, _ := eval[string](p, `document.querySelector("#share-link").value`)
+	if !strings.Contains(link, "/embed?") || !strings.Contains(link, "prompt=Is+water+wet%3F") || !strings.Contains(link, "options=yes%2Cno") || !strings.Contains(link, "where=browser") {
+		t.Fatalf("the widget's link: %q", link)
+	}
+	q := newTab(t, tabLimit)
+	q.open(link, "#demo-decide")
+	if err := q.clickAndSettle("#demo-decide", demoBusy, "the in-browser decision", 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if text, err := q.waitText("#demo-result", " ms", 10*time.Second); err != nil || strings.Count(q.text("#demo-result"), "%") < 2 {
+		t.Errorf("the linked widget's decision: %q %v", text, err)
+	}
+}
