@@ -261,3 +261,48 @@ func TestBrowserStaticDirect(t *testing.T) {
 		p.shot("static-direct-decisions")
 	}
 }
+
+// TestBrowserGatedHub: a gated repository on the simulated Hub. Without a
+// token the audit is an ERROR that asks for access or a token (never a
+// FAIL); with the token typed into the page it passes, the token reaching
+// the Hub's API and resolve endpoints but never the CDN it redirects to,
+// and never the page's link.
+func TestBrowserGatedHub(t *testing.T) {
+	e := harness(t)
+	h := hubtest.New()
+	t.Cleanup(h.Close)
+	const token = "hf_gatedsecret"
+	if _, err := h.Add("kvit-s/clef-gated", "main", filepath.Join(e.world, "adapter"), token); err != nil {
+		t.Fatal(err)
+	}
+	p := newTab(t, tabLimit)
+	p.open(e.url+"/?repo=kvit-s/clef-gated&rev=main&endpoint="+url.QueryEscape(h.Endpoint)+"&claims=demo&mode=randomized&run=1", "#adapter-url")
+	text, err := p.waitText("#verdict", "ERROR", 2*time.Minute)
+	page := p.text("main")
+	p.shot("hub-gated-no-token")
+	if err != nil {
+		t.Fatalf("a gated repository without a token: verdict %q (%v): %s", text, err, clip(page, 400))
+	}
+	if !strings.Contains(page, "input.refused") || !strings.Contains(strings.ToLower(page), "token") {
+		t.Errorf("without a token the page should say the Hub refused and ask for a token: %s", clip(page, 600))
+	}
+	p.choose("#hub-token", token)
+	p.click("#open-url")
+	if err := p.waitJS("the previous verdict to go", `!document.querySelector("#verdict")`, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if text, err := p.waitText("#verdict", "PASS", 2*time.Minute); err != nil {
+		p.shot("hub-gated-token")
+		t.Fatalf("with the token: verdict %q (%v): %s", text, err, clip(p.text("main"), 400))
+	}
+	if n := h.TokenReachedCDN(); n != 0 || h.CDNRequests() == 0 {
+		t.Errorf("the token reached the CDN %d times (of %d CDN requests)", n, h.CDNRequests())
+	}
+	p.click("#copy-link")
+	if err := p.waitJS("the page's link (#share-link)", `(document.querySelector("#share-link") || {}).value > ""`, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := eval[string](p, `document.querySelector("#share-link").value`); strings.Contains(v, token) || !strings.Contains(v, "clef-gated") {
+		t.Errorf("the link %q holds the token or lacks the repository", v)
+	}
+}

@@ -222,6 +222,10 @@ func (h *Hub) lookup(w http.ResponseWriter, r *http.Request, id, rev string) (*r
 }
 
 func hubError(w http.ResponseWriter, status int, code, msg string) {
+	// The Hub's errors carry CORS too (huggingface.js reads them in the
+	// browser): a page can tell a refusal from an unreachable host.
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	w.Header().Set("Access-Control-Expose-Headers", "X-Error-Code, X-Error-Message")
 	w.Header().Set("X-Error-Code", code)
 	w.Header().Set("X-Error-Message", msg)
 	w.Header().Set("Content-Type", "application/json")
