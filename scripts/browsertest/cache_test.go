@@ -58,11 +58,13 @@ func newCountingServer(dir string) *countingServer {
 		s.mu.Lock()
 		s.reqs[kind]++
 		s.mu.Unlock()
+		// Keep Chromium's own HTTP cache out of the count: it keeps ranges
+		// that came with an ETag (and answers the probes), and those with a
+		// Last-Modified for a tenth of their age (the bare URLs' second
+		// audit then reached no server once the world was minutes old).
+		w.Header().Set("Cache-Control", "no-store")
 		if kind == "etag" {
 			w.Header().Set("ETag", fmt.Sprintf(`"%x-%x"`, st.ModTime().UnixNano(), st.Size()))
-			// Keep Chromium's own HTTP cache out of the count (it keeps
-			// ranges that came with an ETag, and answers the probes).
-			w.Header().Set("Cache-Control", "no-store")
 		}
 		http.ServeFile(w, r, p)
 	}))
