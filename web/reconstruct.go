@@ -42,19 +42,33 @@ type ReconstructPage struct {
 	SampleRows int
 	Seed       string
 	MaxMB      int
-	Plan       string                // the rebuild's plan, from the engine, before it reads
-	Endpoint   string                // the Hub endpoint (from the link)
-	Link       string                // the page's link, once copied
-	then       func(ctx app.Context) // what a link's run=1 does once opened
-	adapter    *jobs.Input
-	base       *jobs.Input
-	tuned      *jobs.Input
+	Plan       string // the rebuild's plan, from the engine, before it reads
+	Endpoint   string // the Hub endpoint (from the link)
+	Link       string // the page's link, once copied
+	// Claims names the profile whose bounds judge the rebuild and whose
+	// checkpoints "the card's checkpoints" are ("": no profile).
+	Claims   string
+	profiles []report.ProfileInfo
+	then     func(ctx app.Context) // what a link's run=1 does once opened
+	adapter  *jobs.Input
+	base     *jobs.Input
+	tuned    *jobs.Input
 	// Whether local base and tuned files were picked (both are needed).
 	pickedBase, pickedTuned bool
 }
 
 func (p *ReconstructPage) OnInit() {
 	p.Status, p.Size = "idle", 32
+}
+
+// OnMount asks the engine for the claims profiles (their checkpoints).
+func (p *ReconstructPage) OnMount(ctx app.Context) {
+	ctx.Async(func() {
+		out, err := runJob(context.Background(), &jobs.Spec{Kind: jobs.KindClaims}, nil)
+		if err == nil {
+			dispatch(ctx, func(ctx app.Context) { p.profiles = out.Profiles })
+		}
+	})
 }
 
 func (p *ReconstructPage) Render() app.UI {
@@ -78,6 +92,7 @@ func (p *ReconstructPage) Render() app.UI {
 				field("recon-base", "text", "base checkpoint (URL or owner/name@rev)", p.BaseURL, valueTo(&p.BaseURL)),
 				field("recon-tuned", "text", "tuned checkpoint (URL or owner/name@rev)", p.TunedURL, valueTo(&p.TunedURL)),
 				button("recon-checkpoints", "", "Use these checkpoints", false, p.onCheckpoints),
+				p.cardCheckpoints(),
 				picker("recon-base-files", "or local base files (shards + index) ", false, p.onCheckpointFiles("__clefcheckBase", &p.pickedBase)),
 				picker("recon-tuned-files", "local tuned files ", false, p.onCheckpointFiles("__clefcheckTuned", &p.pickedTuned)),
 				app.If(p.base != nil, func() app.UI { return p.rebuildControls() }),
@@ -334,7 +349,7 @@ func (p *ReconstructPage) onSample(ctx app.Context, e app.Event) {
 }
 
 func (p *ReconstructPage) onRebuild(ctx app.Context, e app.Event) {
-	spec := &jobs.Spec{Kind: jobs.KindRebuild, Adapter: p.adapter, Base: p.base, Tuned: p.tuned, Label: p.CkSource,
+	spec := &jobs.Spec{Kind: jobs.KindRebuild, Adapter: p.adapter, Base: p.base, Tuned: p.tuned, Label: p.CkSource, Claims: p.Claims,
 		Rows: max(0, p.SampleRows), MaxBytes: int64(max(0, p.MaxMB)) * 1e6}
 	seed, err := parseSeed(p.Seed)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
+	"github.com/kvit-s/clefcheck/wasm/jobs"
 	"github.com/kvit-s/clefcheck/wasm/report"
 )
 
@@ -40,6 +41,7 @@ func (p *ReconstructPage) OnNav(ctx app.Context) {
 		p.Seed = clip(s, 40)
 	}
 	p.BaseURL, p.TunedURL = clip(q.Get("base"), 2000), clip(q.Get("tuned"), 2000)
+	p.Claims = clip(q.Get("claims"), 100)
 	if q.Get("run") != "1" || p.URL == "" {
 		return
 	}
@@ -72,7 +74,31 @@ func (p *ReconstructPage) link() string {
 	return linkTo("reconstruct", "src", strings.TrimSpace(p.URL), "endpoint", p.Endpoint, "module", p.Module,
 		"row", n(p.Row0, 0), "col", n(p.Col0, 0), "size", n(p.Size, 32),
 		"base", strings.TrimSpace(p.BaseURL), "tuned", strings.TrimSpace(p.TunedURL),
-		"rows", n(p.SampleRows, 0), "seed", strings.TrimSpace(p.Seed), "max_mb", n(p.MaxMB, 0))
+		"rows", n(p.SampleRows, 0), "seed", strings.TrimSpace(p.Seed), "max_mb", n(p.MaxMB, 0), "claims", p.Claims)
+}
+
+// cardCheckpoints offers each claims profile's base and tuned checkpoints
+// (Hub repositories at the card's revisions), read by range with a
+// sampled rebuild unless rows are chosen.
+func (p *ReconstructPage) cardCheckpoints() app.UI {
+	var els []app.UI
+	for _, pi := range p.profiles {
+		if pi.Base == "" || pi.Tuned == "" {
+			continue
+		}
+		pi := pi
+		els = append(els, app.Button().ID("recon-card-"+pi.Name).
+			Title("base "+pi.Base+", tuned "+pi.Tuned+" (from the Hub, read by range; the profile's bounds judge the rebuild)").
+			Text("The checkpoints of "+pi.Name).
+			OnClick(func(ctx app.Context, e app.Event) {
+				p.BaseURL, p.TunedURL, p.Claims = pi.Base, pi.Tuned, pi.Name
+				if p.SampleRows == 0 {
+					p.SampleRows = jobs.DefaultRows // never every row of a 27B checkpoint by default
+				}
+				p.onCheckpoints(ctx, e)
+			}))
+	}
+	return app.Span().Body(els...)
 }
 
 // rebuildControls choose between the full rebuild (every row) and a
@@ -82,7 +108,7 @@ func (p *ReconstructPage) rebuildControls() app.UI {
 		app.Label().Body(app.Text("rows per module (0: every row) "),
 			field("recon-rows", "number", "0", p.SampleRows, valueTo(&p.SampleRows)).Min(0).Title("a sampled rebuild reads this many rows of each module from both checkpoints and estimates the figures with simultaneous confidence intervals")),
 		app.Label().Body(app.Text("seed "), field("recon-seed", "text", "fresh", p.Seed, valueTo(&p.Seed)).Title("the same seed and inputs choose the same rows; empty: a fresh seed, reported")),
-		app.Label().Body(app.Text("read at most (MB) "), field("recon-max-mb", "number", "default", p.MaxMB, valueTo(&p.MaxMB)).Min(0).Title("a plan that would read more of the two checkpoints does not start (0: 512 MB when sampled, no bound for every row)")),
+		app.Label().Body(app.Text("read at most (MB) "), field("recon-max-mb", "number", "default", p.MaxMB, valueTo(&p.MaxMB)).Min(0).Title("a plan that would read more of the two checkpoints does not start (0: 536.9 MB, i.e. 512 MiB, when sampled; no bound for every row)")),
 		button("recon-rebuild", "", "Rebuild check (base + s·B·A vs tuned)", p.Status == "running", p.onRebuild),
 	)
 }

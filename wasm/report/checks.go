@@ -276,4 +276,8 @@ type ProfileInfo struct {
 	Pairs      int    `json:"pairs"`
 	Parameters int64  `json:"parameters"`
 	Reference  string `json:"reference,omitempty"` // where its references live (reference.source)
+	// The checkpoints the adapter was extracted from, as Hub sources
+	// (owner/name@revision): the rebuild's defaults.
+	Base  string `json:"base,omitempty"`
+	Tuned string `json:"tuned,omitempty"`
 }

@@ -315,7 +315,8 @@ func runClaims(spec *jobs.Spec, h Host) (*jobs.Output, error) {
 			return nil, err
 		}
 		d := p.Derived()
-		out.Profiles = append(out.Profiles, report.ProfileInfo{Name: n, Adapter: p.Adapter, Rank: p.Rank, Pairs: d.Pairs, Parameters: d.Parameters, Reference: p.Reference.Source})
+		out.Profiles = append(out.Profiles, report.ProfileInfo{Name: n, Adapter: p.Adapter, Rank: p.Rank, Pairs: d.Pairs, Parameters: d.Parameters, Reference: p.Reference.Source,
+			Base: refSource(p.Base), Tuned: refSource(p.Tuned)})
 	}
 	switch {
 	case spec.Claims != "":
@@ -339,4 +340,16 @@ func runClaims(spec *jobs.Spec, h Host) (*jobs.Output, error) {
 		out.ClaimsName = p.Name
 	}
 	return out, nil
+}
+
+// refSource is a claims profile's checkpoint as a Hub source
+// (owner/name@revision; "" when the profile names none).
+func refSource(r claims.Ref) string {
+	switch {
+	case r.Repo == "":
+		return ""
+	case r.Revision == "":
+		return r.Repo
+	}
+	return r.Repo + "@" + r.Revision
 }

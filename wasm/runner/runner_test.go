@@ -370,3 +370,33 @@ func unchecked(t *testing.T, what string, o report.Outcome, err error, code repo
 	}
 	t.Fatalf("%s: no %s finding about %q: %v", what, code, about, o.Findings)
 }
+
+// TestClaimsJobCheckpoints: the claims job names each profile's base and
+// tuned checkpoints as Hub sources at the profile's revisions (the
+// Reconstruct page's "the card's checkpoints").
+func TestClaimsJobCheckpoints(t *testing.T) {
+	out, _, err := run(t, jobs.Spec{Kind: jobs.KindClaims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]string{
+		"clef-lora-r256": {"Qwen/Qwen3.8-27B@1d4bf0f2ff6012fd82039f2fa52739d0dd7c60c0", "Cloudflare/clef@2f3de3dd85f379784083b0814d997ab627200f0c"},
+		"demo":           {"clefcheck/demo-base@world-1", "clefcheck/demo-clef@world-1"},
+	}
+	for _, p := range out.Profiles {
+		if w, ok := want[p.Name]; ok {
+			if p.Base != w[0] || p.Tuned != w[1] {
+				t.Errorf("%s: base %q, tuned %q; want %q, %q", p.Name, p.Base, p.Tuned, w[0], w[1])
+			}
+			delete(want, p.Name)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("profiles not listed: %v", want)
+	}
+	if refSource(claimsRef("", "x")) != "" || refSource(claimsRef("o/n", "")) != "o/n" {
+		t.Error("refSource of an empty repository or revision")
+	}
+}
+
+func claimsRef(repo, rev string) claims.Ref { return claims.Ref{Repo: repo, Revision: rev} }
