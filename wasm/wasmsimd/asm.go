@@ -130,6 +130,7 @@ func (a *asm) body(locals ...byte) []byte {
 
 // SIMD opcodes used (the WebAssembly SIMD proposal's final numbering).
 const (
+	opLoad32Splat    = 0x09
 	opF32Splat       = 0x13
 	opF32ExtractLane = 0x1f
 	opShuffle        = 0x0d

@@ -6,7 +6,7 @@
 // slices is in wasm/browser/worker (simd.go).
 //
 // The module imports one memory, "env" "mem" (the Go instance's, which
-// public/worker.js exposes as clefcheckMem), and exports seven functions
+// public/worker.js exposes as clefcheckMem), and exports eight functions
 // (Funcs), every parameter an i32 and every pointer a byte address into
 // that memory:
 //
@@ -24,6 +24,9 @@
 //	decode(src, nvec, dst, out)     nvec × 8 bf16 to f32 at dst; the non-finite
 //	                                count as an i32x4 at out
 //	dots(x, rows, k, w, n, dst)     dst[i·n+j] = Σ_c X[i,c]·W[j,c] (X·Wᵀ)
+//	gram(p, k, stride, g)           g (stride × stride f64) += Pᵀ·P for P k × stride
+//	                                f32, on and above the diagonal in 4 × 8 tiles
+//	                                (spectral.GramKernel; stride a multiple of 16)
 //
 // Float32 sums are kept over blocks of 64 vectors and added in float64;
 // the glue checks every kernel against its portable Go loop before

@@ -10,6 +10,7 @@ const (
 	RowSq      = "rowsq"
 	Decode     = "decode"
 	Dots       = "dots"
+	Gram       = "gram"
 )
 
 // Func is one exported function: its name and how many i32 parameters it
@@ -30,6 +31,7 @@ var Funcs = []Func{
 	{RowSq, 4, rowSqBody},
 	{Decode, 4, decodeBody},
 	{Dots, 6, dotsBody},
+	{Gram, 4, gramBody},
 }
 
 // Section ids (the WebAssembly core spec, 5.5), in the order they must

@@ -17,7 +17,8 @@ import (
 )
 
 // The WebAssembly SIMD kernels (assembled by package wasmsimd) as Go
-// functions: the probes (spectral.Kernels), the quick audit's bf16 scan
+// functions: the exact audit's Gram panels (spectral.GramKernels), the
+// probes (spectral.Kernels), the quick audit's bf16 scan
 // (dtype.ScanKernels), bf16 decoding (dtype.DecodeKernels) and the demo
 // model's products (blas32.Use, simdblas.go). Go's wasm backend emits no
 // SIMD, so the engine workers compile the module against their own Go
@@ -39,6 +40,7 @@ func InstallSIMD() error {
 		return err
 	}
 	spectral.ProbeKernels.Install(wasmSIMD, k.probes)
+	spectral.GramKernels.Install(wasmSIMD, k.gram)
 	dtype.ScanKernels.Install(wasmSIMD, k.scan)
 	dtype.DecodeKernels.Install(wasmSIMD, k.decode)
 	blas32.Use(k.blas)
@@ -52,6 +54,7 @@ type simd struct {
 	probes spectral.Kernels
 	scan   dtype.ScanKernel
 	decode dtype.BF16Kernel
+	gram   spectral.GramKernel
 	blas   simdBlas
 }
 
@@ -81,7 +84,21 @@ func simdKernels() (*simd, error) {
 	ex := wa.Get("Instance").New(wa.Get("Module").New(u8), imports).Get("exports")
 	applyFn, scanFn, colsFn := ex.Get(wasmsimd.Apply4), ex.Get(wasmsimd.Scan), ex.Get(wasmsimd.Apply4Cols)
 	colSqFn, rowSqFn, decodeFn, dotsFn := ex.Get(wasmsimd.ColSq), ex.Get(wasmsimd.RowSq), ex.Get(wasmsimd.Decode), ex.Get(wasmsimd.Dots)
+	gramFn := ex.Get(wasmsimd.Gram)
 	k := &simd{}
+	k.gram = func(p []float32, kk, stride int, g []float64) {
+		if kk <= 0 || stride <= 0 {
+			return
+		}
+		if stride%16 != 0 {
+			spectral.GramKernels.Portable()(p, kk, stride, g)
+			return
+		}
+		_, _ = p[kk*stride-1], g[stride*stride-1]
+		gramFn.Invoke(addr(p), kk, stride, float64(uintptr(unsafe.Pointer(unsafe.SliceData(g)))))
+		runtime.KeepAlive(p)
+		runtime.KeepAlive(g)
+	}
 	k.blas.dots = func(x []float32, rows, kk int, w []float32, n int, dst []float32) {
 		_, _, _ = x[rows*kk-1], w[n*kk-1], dst[rows*n-1]
 		dotsFn.Invoke(addr(x), rows, kk, addr(w), n, addr(dst))

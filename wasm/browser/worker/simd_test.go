@@ -40,11 +40,12 @@ func TestSIMD(t *testing.T) {
 		t.Fatalf("InstallSIMD: %v", err)
 	}
 	defer spectral.ProbeKernels.Reset()
+	defer spectral.GramKernels.Reset()
 	defer dtype.ScanKernels.Reset()
 	defer dtype.DecodeKernels.Reset()
 	defer blas32.Use(gonum.Implementation{})
-	if spectral.ProbeKernels.Name() != "wasm-simd" {
-		t.Fatalf("probe kernel %q", spectral.ProbeKernels.Name())
+	if spectral.ProbeKernels.Name() != "wasm-simd" || spectral.GramKernels.Name() != "wasm-simd" {
+		t.Fatalf("probe kernel %q, Gram kernel %q", spectral.ProbeKernels.Name(), spectral.GramKernels.Name())
 	}
 	for what, spoil := range map[string]func(k *simd){
 		"apply4": func(k *simd) {
@@ -69,6 +70,14 @@ func TestSIMD(t *testing.T) {
 		"scan": func(k *simd) {
 			f := k.scan
 			k.scan = func(b []byte) (int, float64) { n, s := f(b); return n, s * 1.001 }
+		},
+		"gram": func(k *simd) {
+			f := k.gram
+			k.gram = func(p []float32, kk, stride int, g []float64) { f(p, kk, stride, g); g[stride+3] += 1e-3 }
+		},
+		"gram-last": func(k *simd) { // the last tile of the upper triangle
+			f := k.gram
+			k.gram = func(p []float32, kk, stride int, g []float64) { f(p, kk, stride, g); g[len(g)-1] *= 1.0001 }
 		},
 		"dots": func(k *simd) {
 			f := k.blas.dots
@@ -232,5 +241,27 @@ func TestFullTwinSIMD(t *testing.T) {
 			}
 		}
 		t.Logf("%s audit, one goroutine, %s: %v (%d pairs by exact Gram)", res.Summary.Mode, res.Summary.Kernel, time.Since(start).Round(10*time.Millisecond), grams)
+	}
+}
+
+// BenchmarkGram: one full panel (64 rows) of a rank-256 pair, the SIMD
+// kernel against the portable loop (V8 in Node, as in Chromium):
+// GOOS=js GOARCH=wasm go test -run XXX -bench Gram -exec "node scripts/wasm-node.js" ./wasm/browser/worker
+func BenchmarkGram(b *testing.B) {
+	const stride = 256
+	rng := rand.New(rand.NewPCG(3, 4))
+	p := make([]float32, spectral.PanelRows*stride)
+	for i := range p {
+		p[i] = float32(rng.NormFloat64())
+	}
+	g := make([]float64, stride*stride)
+	for name, f := range map[string]spectral.GramKernel{"portable": spectral.GramKernels.Portable(), "wasm-simd": kernels(b).gram} {
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				f(p, spectral.PanelRows, stride, g)
+			}
+			// multiply-adds of the upper triangle, per second
+			b.ReportMetric(float64(b.N)*spectral.PanelRows*stride*(stride+1)/2/b.Elapsed().Seconds()/1e9, "GMAC/s")
+		})
 	}
 }

@@ -121,5 +121,26 @@ func (k *simd) check() error {
 			}
 		}
 	}
+	// The Gram panels: package spectral's own check (bf16 values, one row
+	// to a full panel, 16 and 48 columns), then a panel as wide as a
+	// rank-256 pair's onto a Gram that already holds sums.
+	if err := spectral.CheckGramKernel(k.gram, spectral.GramKernels.Portable()); err != nil {
+		return fmt.Errorf("the SIMD Gram: %w", err)
+	}
+	const stride, rows = 256, spectral.PanelRows
+	p := randn(rows*stride, false)
+	got, want := make([]float64, stride*stride), make([]float64, stride*stride)
+	for i := range got {
+		got[i], want[i] = float64(i%7), float64(i%7)
+	}
+	k.gram(p, rows, stride, got)
+	spectral.GramKernels.Portable()(p, rows, stride, want)
+	for i := 0; i < stride; i++ {
+		for j := i; j < stride; j++ {
+			if d := math.Abs(got[i*stride+j] - want[i*stride+j]); !(d <= 1e-5*(1+math.Abs(want[i*stride+j]))) {
+				return fmt.Errorf("the SIMD Gram gives %g for %g at (%d, %d) of %d", got[i*stride+j], want[i*stride+j], i, j, stride)
+			}
+		}
+	}
 	return nil
 }
