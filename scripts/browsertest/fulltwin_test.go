@@ -12,7 +12,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,7 +29,11 @@ import (
 // twin given as local files, the longest gap between animation frames
 // meanwhile, the native CLI's quick audit of the same files, and the
 // floors: the browser reading the twin's bytes and nothing else.
-// CLEFCHECK_EXACT=1 adds the exact mode. Run it once (-benchtime 1x):
+// The quick and randomized audits run again through a link of 125 MB/s
+// (1 Gbit/s; CLEFCHECK_RATE=MB/s), shared by all the requests, beside the
+// bare download through it. Each figure is reported beside its floor
+// (<run>/floor). CLEFCHECK_EXACT=1 adds the exact mode. Run it once
+// (-benchtime 1x):
 //
 //	make bench-browser
 //
@@ -48,6 +54,12 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 	// ranges are kept in the browser's cache.
 	atCommit := http.StripPrefix("/org/twin/resolve/"+demoCommit+"/", http.FileServer(http.Dir(full)))
 	var requests atomic.Int64
+	rate := 125.0 // MB/s
+	if v, err := strconv.ParseFloat(os.Getenv("CLEFCHECK_RATE"), 64); err == nil && v > 0 {
+		rate = v
+	}
+	link := &linkRate{bytesPerSec: rate * 1e6}
+	slow := fmt.Sprintf("-%.0f", rate) // the throttled runs' suffix
 	// Another origin, as the Hub would be: it must answer CORS.
 	twin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Access-Control-Allow-Origin", "*")
@@ -58,6 +70,13 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 			return
 		}
 		requests.Add(1)
+		if rest, ok := strings.CutPrefix(r.URL.Path, "/slow/"); ok {
+			// The link of a user at rate MB/s (1 Gbit/s by default), shared
+			// by every request at once, as one home link is.
+			r.URL.Path = "/" + rest
+			files.ServeHTTP(&throttled{ResponseWriter: w, link: link}, r)
+			return
+		}
 		if strings.HasPrefix(r.URL.Path, "/org/") {
 			atCommit.ServeHTTP(w, r)
 			return
@@ -100,7 +119,8 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 	}
 	const plain, commit = "/twin/adapter", "/org/twin/resolve/" + demoCommit + "/adapter/"
 	runs := []benchRun{{"quick", "quick", false, plain}, {"quick-files", "quick", true, ""}, {"randomized", "randomized", false, commit},
-		{"randomized-files", "randomized", true, ""}, {"randomized-cache", "randomized", false, commit}}
+		{"randomized-files", "randomized", true, ""}, {"randomized-cache", "randomized", false, commit},
+		{"quick" + slow, "quick", false, "/slow" + plain}, {"randomized" + slow, "randomized", false, "/slow" + plain}}
 	if os.Getenv("CLEFCHECK_EXACT") != "" {
 		runs = append(runs, benchRun{"exact", "exact", false, plain})
 	}
@@ -122,7 +142,7 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 			gaps[r.name] = max(gaps[r.name], gap)
 			b.Logf("%s: %d requests to the twin's server; the cache: %s", r.name, requests.Load()-before, p.text("#cache-size"))
 		}
-		for name, s := range twinFloors(b, p, twin.URL, ad) {
+		for name, s := range twinFloors(b, p, twin.URL, ad, slow) {
 			floors[name] += s
 		}
 	}
@@ -138,6 +158,59 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 		b.ReportMetric(s/float64(b.N), name+"-s")
 	}
 	b.ReportMetric(wall["randomized-cache"].Seconds()/wall["randomized-files"].Seconds(), "cache/files-ratio")
+	// Each figure beside its floor, measured in the same run.
+	for _, r := range []struct{ run, floor string }{
+		{"quick", "floor-url"}, {"randomized", "floor-url"}, {"exact", "floor-url"},
+		{"quick-files", "floor-file"}, {"randomized-files", "floor-file"},
+		{"quick" + slow, "floor-url" + slow}, {"randomized" + slow, "floor-url" + slow},
+	} {
+		if w, f := wall[r.run].Seconds()/float64(b.N), floors[r.floor]/float64(b.N); w > 0 && f > 0 {
+			b.ReportMetric(w/f, r.run+"/floor")
+			b.Logf("%s: %.2f s, %.2f× its floor (%s, %.2f s)", r.run, w, w/f, r.floor, f)
+		}
+	}
+}
+
+// linkRate is a link of bytesPerSec shared by all its connections: each
+// write waits for its turn on the link.
+type linkRate struct {
+	mu          sync.Mutex
+	bytesPerSec float64
+	next        time.Time // when the link is free
+}
+
+// wait returns once n more bytes have passed at the link's rate.
+func (l *linkRate) wait(n int) {
+	l.mu.Lock()
+	now := time.Now()
+	if l.next.Before(now) {
+		l.next = now
+	}
+	l.next = l.next.Add(time.Duration(float64(n) / l.bytesPerSec * float64(time.Second)))
+	until := l.next
+	l.mu.Unlock()
+	time.Sleep(time.Until(until))
+}
+
+// throttled writes through a linkRate in pieces of 64 KB.
+type throttled struct {
+	http.ResponseWriter
+	link *linkRate
+}
+
+func (t *throttled) Write(b []byte) (int, error) {
+	n := 0
+	for len(b) > 0 {
+		k := min(len(b), 64<<10)
+		t.link.wait(k)
+		m, err := t.ResponseWriter.Write(b[:k])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		b = b[k:]
+	}
+	return n, nil
 }
 
 // twinAudit runs one audit of the twin on the Audit page and returns its
@@ -221,7 +294,7 @@ func twinAudit(b *testing.B, p *tab, run, mode string, fromFiles bool, twinURL, 
 // twinFloors times the browser reading the twin's bytes and nothing else,
 // as 32 MB pieces four at a time, from the URL and from the local file:
 // seconds by metric name.
-func twinFloors(b *testing.B, p *tab, twinURL, ad string) map[string]float64 {
+func twinFloors(b *testing.B, p *tab, twinURL, ad, slow string) map[string]float64 {
 	b.Helper()
 	model := filepath.Join(ad, "adapter_model.safetensors")
 	p.run(`if (!document.querySelector("#floor-file")) { const i = document.createElement("input"); i.type = "file"; i.id = "floor-file"; document.body.appendChild(i) }`)
@@ -238,6 +311,7 @@ func twinFloors(b *testing.B, p *tab, twinURL, ad string) map[string]float64 {
 	out := map[string]float64{}
 	for _, src := range []struct{ metric, name, url string }{
 		{"floor-url", "the URL", twinURL + "/twin/adapter/adapter_model.safetensors"},
+		{"floor-url" + slow, "the URL at " + strings.TrimPrefix(slow, "-") + " MB/s", twinURL + "/slow/twin/adapter/adapter_model.safetensors"},
 		{"floor-file", "the local file", ""},
 	} {
 		ms, err := eval[float64](p, fmt.Sprintf(floorJS, src.url), chromedp.EvalAwaitPromise)
