@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"hash"
 	"io"
@@ -157,7 +156,7 @@ func (d *digestFS) Open(name string) (fs.File, error) {
 	d.mu.Lock()
 	t := d.files[name]
 	if t == nil {
-		t = &tracker{h: sha256.New(), size: size, window: d.window}
+		t = &tracker{h: SHA256.Get()(), size: size, window: d.window}
 		d.files[name] = t
 	}
 	head := d.early[name]

@@ -6,7 +6,7 @@
 // slices is in wasm/browser/worker (simd.go).
 //
 // The module imports one memory, "env" "mem" (the Go instance's, which
-// public/worker.js exposes as clefcheckMem), and exports eight functions
+// public/worker.js exposes as clefcheckMem), and exports nine functions
 // (Funcs), every parameter an i32 and every pointer a byte address into
 // that memory:
 //
@@ -27,6 +27,11 @@
 //	gram(p, k, stride, g)           g (stride × stride f64) += Pᵀ·P for P k × stride
 //	                                f32, on and above the diagonal in 4 × 8 tiles
 //	                                (spectral.GramKernel; stride a multiple of 16)
+//	sha256(state, data, n)          SHA-256's compression of n 64-byte blocks at
+//	                                data into the eight u32 words at state
+//	                                (scalar: no SIMD, but V8 compiles it to far
+//	                                faster code than Go's wasm backend makes of
+//	                                crypto/sha256)
 //
 // Float32 sums are kept over blocks of 64 vectors and added in float64;
 // the glue checks every kernel against its portable Go loop before

@@ -11,6 +11,7 @@ const (
 	Decode     = "decode"
 	Dots       = "dots"
 	Gram       = "gram"
+	SHA256     = "sha256"
 )
 
 // Func is one exported function: its name and how many i32 parameters it
@@ -32,6 +33,7 @@ var Funcs = []Func{
 	{Decode, 4, decodeBody},
 	{Dots, 6, dotsBody},
 	{Gram, 4, gramBody},
+	{SHA256, 3, sha256Body},
 }
 
 // Section ids (the WebAssembly core spec, 5.5), in the order they must

@@ -204,15 +204,16 @@ func walkBody(r *reader, params int) error {
 			if l := r.u32(); l >= locals {
 				r.fail("local %d of %d", l, locals)
 			}
-		case op == 0x2a || op == 0x38: // f32.load, f32.store
+		case op == 0x2a || op == 0x38 || op == 0x28 || op == 0x36: // f32.load, f32.store, i32.load, i32.store
 			if align := r.u32(); align > 2 {
-				r.fail("f32 access aligned 2^%d", align)
+				r.fail("32-bit access aligned 2^%d", align)
 			}
 			r.u32()
 		case op == 0x41: // i32.const
 			r.s32()
-		case op == 0x49 || op == 0x4b || op == 0x4f || op == 0x6a || op == 0x6c || op == 0x71 || op == 0x74 || op == 0x92:
-			// i32.lt_u, i32.gt_u, i32.ge_u, i32.add, i32.mul, i32.and, i32.shl, f32.add
+		case op == 0x49 || op == 0x4b || op == 0x4f || op == 0x6a || op == 0x6c || (op >= 0x71 && op <= 0x78 && op != 0x75) || op == 0x92:
+			// i32.lt_u, i32.gt_u, i32.ge_u, i32.add, i32.mul, i32.and,
+			// i32.or, i32.xor, i32.shl, i32.shr_u, i32.rotl, i32.rotr, f32.add
 		case op == simdPrefix:
 			switch v := r.u32(); v {
 			case 0x00, 0x0b: // v128.load, v128.store
@@ -269,7 +270,7 @@ func TestModule(t *testing.T) {
 	want := []struct {
 		name   string
 		params int
-	}{{"apply4", 5}, {"scan", 3}, {"apply4cols", 7}, {"colsq", 4}, {"rowsq", 4}, {"decode", 4}, {"dots", 6}, {"gram", 4}}
+	}{{"apply4", 5}, {"scan", 3}, {"apply4cols", 7}, {"colsq", 4}, {"rowsq", 4}, {"decode", 4}, {"dots", 6}, {"gram", 4}, {"sha256", 3}}
 	if len(p.exports) != len(want) || p.bodies != len(want) {
 		t.Fatalf("exports %v (%d bodies), want %d functions", p.exports, p.bodies, len(want))
 	}

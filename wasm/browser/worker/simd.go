@@ -5,12 +5,14 @@ package worker
 import (
 	"encoding/binary"
 	"errors"
+	"hash"
 	"math"
 	"runtime"
 	"syscall/js"
 	"unsafe"
 
 	"github.com/kvit-s/clefcheck/wasm/dtype"
+	"github.com/kvit-s/clefcheck/wasm/runner"
 	"github.com/kvit-s/clefcheck/wasm/spectral"
 	"github.com/kvit-s/clefcheck/wasm/wasmsimd"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -41,6 +43,7 @@ func InstallSIMD() error {
 	}
 	spectral.ProbeKernels.Install(wasmSIMD, k.probes)
 	spectral.GramKernels.Install(wasmSIMD, k.gram)
+	runner.SHA256.Install(wasmSIMD, k.sha256)
 	dtype.ScanKernels.Install(wasmSIMD, k.scan)
 	dtype.DecodeKernels.Install(wasmSIMD, k.decode)
 	blas32.Use(k.blas)
@@ -55,6 +58,7 @@ type simd struct {
 	scan   dtype.ScanKernel
 	decode dtype.BF16Kernel
 	gram   spectral.GramKernel
+	sha256 func() hash.Hash
 	blas   simdBlas
 }
 
@@ -85,7 +89,7 @@ func simdKernels() (*simd, error) {
 	applyFn, scanFn, colsFn := ex.Get(wasmsimd.Apply4), ex.Get(wasmsimd.Scan), ex.Get(wasmsimd.Apply4Cols)
 	colSqFn, rowSqFn, decodeFn, dotsFn := ex.Get(wasmsimd.ColSq), ex.Get(wasmsimd.RowSq), ex.Get(wasmsimd.Decode), ex.Get(wasmsimd.Dots)
 	gramFn := ex.Get(wasmsimd.Gram)
-	k := &simd{}
+	k := &simd{sha256: newWASMSHA256(ex.Get(wasmsimd.SHA256))}
 	k.gram = func(p []float32, kk, stride int, g []float64) {
 		if kk <= 0 || stride <= 0 {
 			return

@@ -4,6 +4,7 @@ package worker
 
 import (
 	"context"
+	"hash"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/kvit-s/clefcheck/wasm/audit"
 	"github.com/kvit-s/clefcheck/wasm/dtype"
 	"github.com/kvit-s/clefcheck/wasm/report"
+	"github.com/kvit-s/clefcheck/wasm/runner"
 	"github.com/kvit-s/clefcheck/wasm/source"
 	"github.com/kvit-s/clefcheck/wasm/spectral"
 	"gonum.org/v1/gonum/blas"
@@ -41,11 +43,12 @@ func TestSIMD(t *testing.T) {
 	}
 	defer spectral.ProbeKernels.Reset()
 	defer spectral.GramKernels.Reset()
+	defer runner.SHA256.Reset()
 	defer dtype.ScanKernels.Reset()
 	defer dtype.DecodeKernels.Reset()
 	defer blas32.Use(gonum.Implementation{})
-	if spectral.ProbeKernels.Name() != "wasm-simd" || spectral.GramKernels.Name() != "wasm-simd" {
-		t.Fatalf("probe kernel %q, Gram kernel %q", spectral.ProbeKernels.Name(), spectral.GramKernels.Name())
+	if spectral.ProbeKernels.Name() != "wasm-simd" || spectral.GramKernels.Name() != "wasm-simd" || runner.SHA256.Name() != "wasm-simd" {
+		t.Fatalf("probe kernel %q, Gram kernel %q, SHA-256 %q", spectral.ProbeKernels.Name(), spectral.GramKernels.Name(), runner.SHA256.Name())
 	}
 	for what, spoil := range map[string]func(k *simd){
 		"apply4": func(k *simd) {
@@ -70,6 +73,10 @@ func TestSIMD(t *testing.T) {
 		"scan": func(k *simd) {
 			f := k.scan
 			k.scan = func(b []byte) (int, float64) { n, s := f(b); return n, s * 1.001 }
+		},
+		"sha256": func(k *simd) {
+			f := k.sha256
+			k.sha256 = func() hash.Hash { return &lastBitFlipped{Hash: f()} }
 		},
 		"gram": func(k *simd) {
 			f := k.gram
@@ -262,6 +269,35 @@ func BenchmarkGram(b *testing.B) {
 			}
 			// multiply-adds of the upper triangle, per second
 			b.ReportMetric(float64(b.N)*spectral.PanelRows*stride*(stride+1)/2/b.Elapsed().Seconds()/1e9, "GMAC/s")
+		})
+	}
+}
+
+// lastBitFlipped is a SHA-256 whose digests are wrong in their last bit.
+type lastBitFlipped struct{ hash.Hash }
+
+func (h *lastBitFlipped) Sum(b []byte) []byte {
+	out := h.Hash.Sum(b)
+	out[len(out)-1] ^= 1
+	return out
+}
+
+// BenchmarkSHA256: the WebAssembly SHA-256 against crypto/sha256 compiled
+// to wasm, on 16 MiB (V8 in Node, as in Chromium).
+func BenchmarkSHA256(b *testing.B) {
+	data := make([]byte, 16<<20)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	for name, f := range map[string]func() hash.Hash{"go": runner.SHA256.Portable(), "wasm": kernels(b).sha256} {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			h := f()
+			for i := 0; i < b.N; i++ {
+				h.Reset()
+				h.Write(data)
+				h.Sum(nil)
+			}
 		})
 	}
 }

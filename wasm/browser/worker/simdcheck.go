@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/kvit-s/clefcheck/wasm/dtype"
+	"github.com/kvit-s/clefcheck/wasm/runner"
 	"github.com/kvit-s/clefcheck/wasm/spectral"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
@@ -120,6 +121,9 @@ func (k *simd) check() error {
 				return err
 			}
 		}
+	}
+	if err := runner.CheckSHA256(k.sha256, runner.SHA256.Portable()); err != nil {
+		return fmt.Errorf("the WebAssembly SHA-256: %w", err)
 	}
 	// The Gram panels: package spectral's own check (bf16 values, one row
 	// to a full panel, 16 and 48 columns), then a panel as wide as a
