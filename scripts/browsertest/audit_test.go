@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -40,8 +41,12 @@ func TestBrowserAuditDemo(t *testing.T) {
 	// The pairs were checked in Web Workers (engine.wasm), not in the page,
 	// with the SIMD probe kernel (which each worker checks against the
 	// portable loop before using it).
-	if k := p.text("#kernel"); !strings.Contains(k, "Web Workers") || !strings.Contains(k, "probes wasm-simd") {
-		t.Errorf("the pairs were not checked in workers with the SIMD kernel: %q", k)
+	if k := p.text("#kernel"); !strings.Contains(k, "Web Workers") || !strings.Contains(k, "probes wasm-simd") || !strings.Contains(k, "grams wasm-simd") {
+		t.Errorf("the pairs were not checked in workers with the SIMD kernels: %q", k)
+	}
+	// Each worker's memory is reported (the engine worker's and the pool's).
+	if k := p.text("#kernel"); !regexp.MustCompile(`memory: engine worker \d[\d.]* [kMG]?B, pool workers \d[\d.]* [kMG]?B`).MatchString(k) {
+		t.Errorf("the workers' memory is not reported: %q", k)
 	}
 	// The quick audit scans with the SIMD kernel too.
 	p.choose("#mode", "quick")

@@ -173,10 +173,11 @@ type Figures struct {
 	Module  string
 	JSON    string // an audit.Figures
 	Retries int    // the worker's range reads retried so far (source.HTTP.Retries)
+	Mem     int64  // the worker's WebAssembly memory, bytes (it only grows: its peak)
 }
 
 func (m Figures) Value() js.Value {
-	return object(OpFigures, "module", m.Module, "json", m.JSON, "retries", m.Retries)
+	return object(OpFigures, "module", m.Module, "json", m.JSON, "retries", m.Retries, "mem", m.Mem)
 }
 
 func FiguresOf(v js.Value) Figures {
@@ -184,7 +185,20 @@ func FiguresOf(v js.Value) Figures {
 	if r := v.Get("retries"); r.Type() == js.TypeNumber {
 		f.Retries = r.Int()
 	}
+	if r := v.Get("mem"); r.Type() == js.TypeNumber {
+		f.Mem = int64(r.Float())
+	}
 	return f
+}
+
+// Memory is the WebAssembly memory of the Go instance running here, in
+// bytes (public/worker.js exposes it as clefcheckMem; 0 if not).
+func Memory() int64 {
+	m := js.Global().Get("clefcheckMem")
+	if !m.Truthy() {
+		return 0
+	}
+	return int64(m.Get("buffer").Get("byteLength").Float())
 }
 
 // Ready says a worker's Go runs.

@@ -43,6 +43,8 @@ type AuditPool struct {
 	OnStart func(n int, kernel string)
 
 	retries atomic.Int64 // the pool workers' retried reads (msg.Figures)
+	memMu   sync.Mutex
+	mem     []int64 // each pool worker's WebAssembly memory, its largest report
 	bufMu   sync.Mutex
 	bufs    [][]byte // span buffers free for reuse
 }
@@ -72,6 +74,14 @@ func (p *AuditPool) release(b []byte) {
 // Retries is how many range reads the pool workers retried (the dealer's
 // own, for the spans, are Src's).
 func (p *AuditPool) Retries() int64 { return p.retries.Load() }
+
+// Memory is each pool worker's WebAssembly memory in bytes, as it last
+// reported it (memory only grows: the peak).
+func (p *AuditPool) Memory() []int64 {
+	p.memMu.Lock()
+	defer p.memMu.Unlock()
+	return slices.Clone(p.mem)
+}
 
 // Workers is how many audit workers suit this browser: one per core the
 // browser reports (at least two, so that one computes while the other
@@ -389,6 +399,12 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 					p.retries.Add(int64(fm.Retries - retries[m.w]))
 					retries[m.w] = fm.Retries
 				}
+				p.memMu.Lock()
+				if len(p.mem) < n {
+					p.mem = append(p.mem, make([]int64, n-len(p.mem))...)
+				}
+				p.mem[m.w] = max(p.mem[m.w], fm.Mem)
+				p.memMu.Unlock()
 				if err := json.Unmarshal([]byte(fm.JSON), &f); err != nil {
 					return nil, fmt.Errorf("worker %d: %v", m.w, err)
 				}

@@ -53,6 +53,7 @@ func (r *jobRunner) start(m msg.Job) {
 		}()
 		y := &browser.Yielder{}
 		var reads retryCount
+		var pools []*AuditPool
 		host := runner.Host{
 			Open: func(in *jobs.Input) (fs.FS, error) {
 				fsys, err := openInput(in, files)
@@ -68,6 +69,7 @@ func (r *jobRunner) start(m msg.Job) {
 					return nil
 				}
 				reads.add(pool)
+				pools = append(pools, pool)
 				return pool.Remote
 			},
 			Yield:        y.Yield,
@@ -94,6 +96,15 @@ func (r *jobRunner) start(m msg.Job) {
 		}
 		if n := cacheHits() - hits; n > 0 && spec.Kind != jobs.KindCache {
 			notes = append(notes, progress.Bytes(n)+" read from the browser's cache")
+		}
+		if len(pools) > 0 { // the workers' memory, for the bench and the curious
+			var mem []string
+			for _, pl := range pools {
+				for _, b := range pl.Memory() {
+					mem = append(mem, progress.Bytes(b))
+				}
+			}
+			notes = append(notes, "memory: engine worker "+progress.Bytes(msg.Memory())+", pool workers "+strings.Join(mem, ", "))
 		}
 		if len(notes) > 0 && err == nil && out != nil {
 			note := strings.Join(notes, "; ")

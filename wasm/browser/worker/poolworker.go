@@ -127,7 +127,7 @@ func (w *poolWorker) pairs(m msg.Pairs) {
 			w.fail(fmt.Sprintf("%s: %v", mod, err))
 			return
 		}
-		w.post(msg.Figures{Module: mod, JSON: string(b), Retries: w.retries()}.Value())
+		w.post(msg.Figures{Module: mod, JSON: string(b), Retries: w.retries(), Mem: msg.Memory()}.Value())
 	}
 }
 
