@@ -118,9 +118,14 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 		path       string
 	}
 	const plain, commit = "/twin/adapter", "/org/twin/resolve/" + demoCommit + "/adapter/"
+	const noDigest = "-nodigest" // a run's suffix: the digest switched off
 	runs := []benchRun{{"quick", "quick", false, plain}, {"quick-files", "quick", true, ""}, {"randomized", "randomized", false, commit},
 		{"randomized-files", "randomized", true, ""}, {"randomized-cache", "randomized", false, commit},
-		{"quick" + slow, "quick", false, "/slow" + plain}, {"randomized" + slow, "randomized", false, "/slow" + plain}}
+		{"quick" + slow, "quick", false, "/slow" + plain}, {"randomized" + slow, "randomized", false, "/slow" + plain},
+		// Without the files' SHA-256 (the page's "skip the files' SHA-256"):
+		// what the checks cost beside the reading, the digest being one
+		// pass over every byte in the engine worker.
+		{"quick-files" + noDigest, "quick", true, ""}, {"quick" + noDigest, "quick", false, plain}}
 	if os.Getenv("CLEFCHECK_EXACT") != "" {
 		runs = append(runs, benchRun{"exact", "exact", false, plain})
 	}
@@ -137,6 +142,9 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 		}
 		for _, r := range runs {
 			before := requests.Load()
+			// The digest switch as this run wants it (go-app reads the
+			// checkbox's change event).
+			p.run(fmt.Sprintf(`(() => { const c = document.querySelector("#no-digest"); if (c && c.checked !== %v) c.click(); })()`, strings.HasSuffix(r.name, noDigest)))
 			w, gap := twinAudit(b, p, r.name, r.mode, r.files, twin.URL+r.path, ad, native)
 			wall[r.name] += w
 			gaps[r.name] = max(gaps[r.name], gap)
@@ -163,6 +171,7 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 		{"quick", "floor-url"}, {"randomized", "floor-url"}, {"exact", "floor-url"},
 		{"quick-files", "floor-file"}, {"randomized-files", "floor-file"},
 		{"quick" + slow, "floor-url" + slow}, {"randomized" + slow, "floor-url" + slow},
+		{"quick-files" + noDigest, "floor-file"}, {"quick" + noDigest, "floor-url"},
 	} {
 		if w, f := wall[r.run].Seconds()/float64(b.N), floors[r.floor]/float64(b.N); w > 0 && f > 0 {
 			b.ReportMetric(w/f, r.run+"/floor")
