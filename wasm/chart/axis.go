@@ -36,7 +36,7 @@ func nice(x float64) float64 {
 	if x <= 0 || math.IsNaN(x) || math.IsInf(x, 0) {
 		return 1
 	}
-	p := math.Pow(10, math.Floor(math.Log10(x)))
+	p := math.Pow10(int(math.Floor(math.Log10(x))))
 	switch f := x / p; {
 	case f < 1.5:
 		return p
@@ -94,20 +94,35 @@ func LogTicks(lo, hi float64, most int) (dlo, dhi float64, ticks []float64) {
 	a = math.Floor(a/k) * k
 	b = math.Ceil(b/k) * k
 	for e := a; e <= b; e += k {
-		ticks = append(ticks, math.Pow(10, e))
+		p := math.Pow10(int(e))
+		ticks = append(ticks, p)
 		if b-a <= 1 && e < b {
-			ticks = append(ticks, 2*math.Pow(10, e), 5*math.Pow(10, e))
+			ticks = append(ticks, 2*p, 5*p)
 		}
 	}
-	return math.Pow(10, a), math.Pow(10, b), ticks
+	return math.Pow10(int(a)), math.Pow10(int(b)), ticks
 }
 
-var sup = strings.NewReplacer("-", "⁻", "0", "⁰", "1", "¹", "2", "²", "3", "³", "4", "⁴", "5", "⁵", "6", "⁶", "7", "⁷", "8", "⁸", "9", "⁹")
+// superscript writes an integer in superscript digits (a strings.Replacer
+// would cost app.wasm some 60 KB).
+func superscript(n int) string {
+	const digits = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+	var b strings.Builder
+	for _, ch := range strconv.Itoa(n) {
+		if ch == '-' {
+			b.WriteString("⁻")
+		} else {
+			r := []rune(digits)[ch-'0']
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
 
 // LogLabel writes a log tick: 1, 10, 10ⁿ, or m·10ⁿ.
 func LogLabel(v float64) string {
 	e := math.Floor(math.Log10(v) + 1e-9)
-	m := math.Round(v / math.Pow(10, e))
+	m := math.Round(v / math.Pow10(int(e)))
 	pre := ""
 	if m != 1 {
 		pre = strconv.Itoa(int(m)) + "·"
@@ -123,7 +138,7 @@ func LogLabel(v float64) string {
 			return "10"
 		}
 	}
-	return pre + "10" + sup.Replace(strconv.Itoa(int(e)))
+	return pre + "10" + superscript(int(e))
 }
 
 // LinearLabel writes a linear tick with the decimals its step needs.

@@ -434,9 +434,9 @@ func TestContrast(t *testing.T) {
 		t.Errorf("black on white %.3f", c)
 	}
 	// The marks on heatmap cells stay readable on every fill.
-	for i := 0; i <= 10; i++ {
+	for i := 0; i <= 100; i++ {
 		for _, st := range [][]string{Sequential, Diverging} {
-			f := ramp(st, float64(i)/10)
+			f := ramp(st, float64(i)/100)
 			if c := Contrast(inkOn(f), f.String()); c < 4.5 {
 				t.Errorf("mark on %s: %.2f", f, c)
 			}
@@ -472,4 +472,27 @@ func TestWriteSamples(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "charts.html"), []byte(html), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// luminance is WCAG's relative luminance; Contrast its contrast ratio of
+// two colours (#rrggbb).
+func luminance(c rgb) float64 {
+	var l [3]float64
+	for i, v := range c {
+		v /= 255
+		if v <= 0.03928 {
+			l[i] = v / 12.92
+		} else {
+			l[i] = math.Pow((v+0.055)/1.055, 2.4)
+		}
+	}
+	return 0.2126*l[0] + 0.7152*l[1] + 0.0722*l[2]
+}
+
+func Contrast(a, b string) float64 {
+	la, lb := luminance(hex(a)), luminance(hex(b))
+	if la < lb {
+		la, lb = lb, la
+	}
+	return (la + 0.05) / (lb + 0.05)
 }

@@ -3,6 +3,7 @@ package chart
 import (
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // The inks (each passes WCAG AA on white: TestContrast).
@@ -19,9 +20,13 @@ const (
 type rgb [3]float64
 
 func hex(s string) rgb {
-	var r, g, b int
-	fmt.Sscanf(s, "#%02x%02x%02x", &r, &g, &b)
-	return rgb{float64(r), float64(g), float64(b)}
+	var c rgb
+	for i := range c {
+		if v, err := strconv.ParseUint(s[1+2*i:3+2*i], 16, 8); err == nil && len(s) == 7 {
+			c[i] = float64(v)
+		}
+	}
+	return c
 }
 
 func (c rgb) String() string {
@@ -48,33 +53,19 @@ var (
 	Diverging  = []string{"#1d4f91", "#6d9bd0", "#c5d8ee", "#ffffff", "#f4c6bd", "#d6604d", "#8c1a17"}
 )
 
-// luminance is WCAG's relative luminance.
-func luminance(c rgb) float64 {
-	var l [3]float64
-	for i, v := range c {
-		v /= 255
-		if v <= 0.03928 {
-			l[i] = v / 12.92
-		} else {
-			l[i] = math.Pow((v+0.055)/1.055, 2.4)
-		}
-	}
-	return 0.2126*l[0] + 0.7152*l[1] + 0.0722*l[2]
-}
-
-// Contrast is WCAG's contrast ratio of two colours (#rrggbb).
-func Contrast(a, b string) float64 {
-	la, lb := luminance(hex(a)), luminance(hex(b))
-	if la < lb {
-		la, lb = lb, la
-	}
-	return (la + 0.05) / (lb + 0.05)
+// lum approximates WCAG's relative luminance with a gamma of 2 (math.Pow
+// would cost app.wasm some 20 KB): inkOn's threshold 0.21 is where the
+// exact 0.179 falls for greys, and TestContrast checks its choice on every
+// fill of both ramps with the exact formula.
+func lum(c rgb) float64 {
+	r, g, b := c[0]/255, c[1]/255, c[2]/255
+	return 0.2126*r*r + 0.7152*g*g + 0.0722*b*b
 }
 
 // inkOn is the text colour readable on a fill: black or white (at
 // luminance 0.179 both contrast 4.58:1, so either side passes AA).
 func inkOn(fill rgb) string {
-	if luminance(fill) > 0.179 {
+	if lum(fill) > 0.21 {
 		return "#000000"
 	}
 	return "#ffffff"
