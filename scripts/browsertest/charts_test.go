@@ -91,8 +91,11 @@ func TestBrowserChartsAudit(t *testing.T) {
 	if h := p.text("#pair-detail h2"); h != mod {
 		t.Errorf("the cell opened %q, want %s", h, mod)
 	}
-	if n, without := hoverless(p, "#pair-spectrum circle"); n != 16 || without != 0 {
+	if n, without := hoverless(p, "#pair-spectrum circle.c-dot"); n != 16 || without != 0 {
 		t.Errorf("spectrum: %d dots (want r = 16), %d without a hover value", n, without)
+	}
+	if n, without := hoverless(p, "#pair-spectrum circle.c-ring"); n != 16 || without != 0 {
+		t.Errorf("spectrum: %d rings of the report's σᵢ (want 16), %d without a hover value", n, without)
 	}
 	if got := p.texts("#pair-spectrum .c-ya"); len(got) != 1 || got[0] != "σᵢ of s·B·A" {
 		t.Errorf("spectrum y title %v", got)

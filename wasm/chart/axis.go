@@ -228,7 +228,7 @@ func legend(c *canvas, x0, y, w float64, es []entry) float64 {
 	x := x0
 	c.raw(`<g class="c-legend">`)
 	for _, e := range es {
-		width := 26 + 6.6*float64(len([]rune(e.label)))
+		width := 30 + 7.2*float64(len([]rune(e.label)))
 		if x > x0 && x+width > w {
 			x, y = x0, y+15
 		}
@@ -241,6 +241,8 @@ func legend(c *canvas, x0, y, w float64, es []entry) float64 {
 			c.el("rect", "", "x", x, "y", y-9, "width", 14.0, "height", 10.0, "fill", e.color, "fill-opacity", "0.3")
 		case "none":
 			c.el("rect", "", "x", x, "y", y-9, "width", 14.0, "height", 10.0, "fill", "#ffffff", "stroke", "#8c959f", "stroke-dasharray", "2 2")
+		case "ring":
+			c.el("circle", "", "cx", x+7, "cy", y-4, "r", 4.5, "fill", "none", "stroke", e.color, "stroke-width", 1.2)
 		case "mark":
 			c.text(x+7, y, "middle", "c-mk", e.color)
 		default:

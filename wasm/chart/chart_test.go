@@ -164,9 +164,17 @@ func TestSpectrum(t *testing.T) {
 			t.Errorf("legend %q lacks %q", lg, want)
 		}
 	}
-	dots := root.all("circle")
-	if len(dots) != 16 {
-		t.Fatalf("%d dots, want 16", len(dots))
+	var dots, rings []*node
+	for _, c := range root.all("circle") {
+		switch c.attr("class") {
+		case "c-dot":
+			dots = append(dots, c)
+		case "c-ring":
+			rings = append(rings, c)
+		}
+	}
+	if len(dots) != 16 || len(rings) != 16 || rings[2].title() != "report σ3 = "+Num(m.ReportSigma[2]) {
+		t.Fatalf("%d dots and %d report rings, want 16 each; ring 3 %q", len(dots), len(rings), rings[2].title())
 	}
 	if got := dots[1].title(); !strings.HasPrefix(got, "σ2 = 0.6310, report 0.631") && !strings.HasPrefix(got, "σ2 = 0.631, report 0.631") {
 		t.Errorf("σ₂'s hover %q", got)
@@ -177,9 +185,20 @@ func TestSpectrum(t *testing.T) {
 	if n := strings.Count(strings.Join(root.texts("c-bad"), ""), "×"); n != 1 {
 		t.Errorf("%d × marks, want 1", n)
 	}
-	// Positions, computed here independently: the plot area is y 58–230
-	// for 10⁻³…1, x 50–386 for i = 1…16.
-	ypos := func(v float64) float64 { return 230 - (math.Log10(v)+3)/3*172 }
+	// Positions, computed here independently of the chart's scale: the
+	// grid lines of 10⁻³ and 1 bound the log axis, x runs 50–386 for
+	// i = 1…16.
+	var grid []float64
+	for _, l := range root.all("line") {
+		if l.attr("class") == "c-gr" {
+			grid = append(grid, l.num(t, "y1"))
+		}
+	}
+	if len(grid) != 4 || grid[0]-grid[3] != 172 {
+		t.Fatalf("grid lines at %v, want 4 of them 172 apart", grid)
+	}
+	y0 := grid[0]
+	ypos := func(v float64) float64 { return y0 - (math.Log10(v)+3)/3*172 }
 	xpos := func(i int) float64 { return 50 + float64(i)/15*336 }
 	if d := dots[4]; math.Abs(d.num(t, "cx")-xpos(4)) > 0.06 || math.Abs(d.num(t, "cy")-ypos(m.Sigma[4])) > 0.06 {
 		t.Errorf("σ₅ at (%s, %s), want (%.1f, %.1f)", d.attr("cx"), d.attr("cy"), xpos(4), ypos(m.Sigma[4]))
@@ -277,15 +296,21 @@ func TestPairGrid(t *testing.T) {
 		t.Errorf("marks %v", marks)
 	}
 	// The colour scale: σ₁ from 1 to 4, log, over 1–10.
-	if got := root.texts("c-st"); !eq(got, []string{"1", "2", "5", "10"}) {
+	// The colours span the values, 1–4: the ticks inside, 1 and 2.
+	if got := root.texts("c-st"); !eq(got, []string{"1", "2"}) {
 		t.Errorf("scale ticks %v", got)
 	}
-	// The largest value's colour sits at log10(4) of the ramp.
+	// The largest value's colour is the ramp's end, 2's at log 2 / log 4.
 	for _, g := range cells {
 		if g.attr("data-pair") == "model.layers.43.mlp.up_proj" {
-			want := ramp(Sequential, math.Log10(4)).String()
+			want := Sequential[len(Sequential)-1]
 			if got := g.all("rect")[0].attr("fill"); got != want {
 				t.Errorf("σ₁ = 4 filled %s, want %s", got, want)
+			}
+		}
+		if g.attr("data-pair") == "model.layers.41.mlp.up_proj" {
+			if got, want := g.all("rect")[0].attr("fill"), ramp(Sequential, 0.5).String(); got != want {
+				t.Errorf("σ₁ = 2 filled %s, want %s", got, want)
 			}
 		}
 	}
@@ -465,7 +490,7 @@ func TestWriteSamples(t *testing.T) {
 		blk.Values = append(blk.Values, math.Sin(float64(i)/7)*0.01)
 	}
 	blk.Min, blk.Max = -0.01, 0.01
-	html := `<!doctype html><meta charset="utf-8"><style>body{font-family:system-ui;max-width:720px}figure.chart svg{width:100%;height:auto}</style>`
+	html := `<!doctype html><meta charset="utf-8"><style>body{font-family:system-ui;max-width:720px}figure.chart{max-width:520px}figure.chart svg{width:100%;height:auto}</style>`
 	for _, c := range []*Chart{Spectrum("a", m, tol), PairGrid("b", adapter(), Sigma1), PairGrid("c", adapter(), R2N), Block("d", blk), Drift("e", ls, report.DefaultHidden, ""), Latency("f", rows), Agreement("g", rows)} {
 		html += c.HTML()
 	}

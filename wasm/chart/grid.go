@@ -205,6 +205,7 @@ func PairGrid(id string, res *report.Audit, metric string) *Chart {
 		} else {
 			ax = linAxis(lo, hi, l, w-10, 5, "")
 		}
+		exact(&ax, lo, hi)
 	}
 	nfail, nwarn, n := 0, 0, 0
 	for i, r := range rows {
@@ -271,7 +272,7 @@ func PairGrid(id string, res *report.Audit, metric string) *Chart {
 			c.text(clampX(x, l, w), y+37, "middle", "c-tl", "1 = the tolerance")
 		}
 	}
-	legend(c, l, h-10, w-8, []entry{{"mark", "×", "fails"}, {"mark", "!", "warns"}, {"none", "", "not measured"}, {"mark", " ", "blank: no pair"}})
+	legend(c, l, h-10, w-8, []entry{{"mark", "×", "fails"}, {"mark", "!", "warns"}, {"none", "", "not measured"}})
 	title := "The adapter's pairs: " + name + " by module and layer"
 	caption := fmt.Sprintf("%s of each of the %d pairs, modules (rows) × layers %d–%d (columns)", name, n, cols[0], cols[len(cols)-1])
 	if nfail+nwarn > 0 {
@@ -279,7 +280,7 @@ func PairGrid(id string, res *report.Audit, metric string) *Chart {
 	} else {
 		caption += "; none failing"
 	}
-	caption += ". Click a cell to open its pair."
+	caption += "; blank: no such pair. Click a cell to open its pair."
 	return &Chart{ID: id, Title: title, Caption: caption, SVG: c.finish(w, h, title, caption)}
 }
 
@@ -337,3 +338,24 @@ func Block(id string, b *report.Block) *Chart {
 
 // clampX keeps a label centred at x inside [l+50, w−60].
 func clampX(x, l, w float64) float64 { return math.Max(l+50, math.Min(w-60, x)) }
+
+// exact narrows a colour scale to the data's range [lo, hi] (the colours
+// then span the values, not the widened axis), keeping the ticks inside
+// it, or lo and hi themselves when fewer than two are.
+func exact(ax *axis, lo, hi float64) {
+	if hi <= lo {
+		return
+	}
+	ax.s.Lo, ax.s.Hi = lo, hi
+	var ts []float64
+	var ls []string
+	for i, t := range ax.ticks {
+		if t >= lo*(1-1e-9) && t <= hi*(1+1e-9) || t == 0 && lo <= 0 && hi >= 0 {
+			ts, ls = append(ts, t), append(ls, ax.labels[i])
+		}
+	}
+	if len(ts) < 2 {
+		ts, ls = []float64{lo, hi}, []string{Num(lo), Num(hi)}
+	}
+	ax.ticks, ax.labels = ts, ls
+}

@@ -36,18 +36,13 @@ func Spectrum(id string, m *report.AuditMatrix, tol *report.AuditTol) *Chart {
 	if m.RankTol > 0 {
 		lo = math.Min(lo, m.RankTol)
 	}
-	const w, h = 400.0, 270.0
+	const w = 400.0
 	n := len(m.Sigma)
-	f := frame{w: w, h: h, l: 50, r: w - 14, t: 58, b: h - 40}
-	f.x = linAxis(1, float64(max(n, 2)), f.l, f.r, 6, "index i (of r = "+strconv.Itoa(m.Rank)+")")
-	f.x.s.Lo, f.x.s.Hi = 1, float64(max(n, 2)) // the indices, not widened
-	f.x.ticks, f.x.labels = intTicks(f.x.ticks, f.x.labels, 1, max(n, 2))
-	f.y = logAxis(lo, hi, f.b, f.t, 8, "σᵢ of s·B·A")
 	c := &canvas{id: id}
 	title := "Spectrum of " + m.Module
 	es := []entry{{"line", Blue, "measured σᵢ (" + methodName(m) + ")"}}
 	if len(ref) > 0 {
-		es = append(es, entry{"dash", Orange, "extraction report σᵢ"})
+		es = append(es, entry{"ring", Orange, "extraction report σᵢ"})
 	}
 	if band {
 		es = append(es, entry{"band", Band, "tolerance ±(" + pct(tol.SigmaRel) + " + " + Num(tol.SigmaAbs) + "·σ₁)"})
@@ -55,7 +50,13 @@ func Spectrum(id string, m *report.AuditMatrix, tol *report.AuditTol) *Chart {
 	if m.RankTol > 0 {
 		es = append(es, entry{"dash", Purple, "rank cut"})
 	}
-	legend(c, f.l, 14, w-8, es)
+	top := legend(c, 50, 14, w-8, es) + 16
+	f := frame{w: w, l: 50, r: w - 14, t: top, b: top + 172}
+	h := f.b + 58
+	f.x = linAxis(1, float64(max(n, 2)), f.l, f.r, 6, "index i (of r = "+strconv.Itoa(m.Rank)+")")
+	f.x.s.Lo, f.x.s.Hi = 1, float64(max(n, 2)) // the indices, not widened
+	f.x.ticks, f.x.labels = intTicks(f.x.ticks, f.x.labels, 1, max(n, 2))
+	f.y = logAxis(lo, hi, f.b, f.t, 8, "σᵢ of s·B·A")
 	f.axes(c)
 	px := func(i int) float64 { return f.x.s.Pos(float64(i + 1)) }
 	if band {
@@ -75,7 +76,12 @@ func Spectrum(id string, m *report.AuditMatrix, tol *report.AuditTol) *Chart {
 				rx, ry = append(rx, px(j)), append(ry, f.y.s.Pos(v))
 			}
 		}
-		c.el("polyline", fmt.Sprintf("extraction report: %d singular values, σ₁ = %s", len(ref), Num(ref[0])), "points", points(rx, ry), "fill", "none", "stroke", Orange, "stroke-width", 1.5, "stroke-dasharray", "4 2", "class", "c-report")
+		c.el("polyline", fmt.Sprintf("extraction report: %d singular values, σ₁ = %s", len(ref), Num(ref[0])), "points", points(rx, ry), "fill", "none", "stroke", Orange, "stroke-width", 1, "stroke-dasharray", "3 3", "class", "c-report")
+		c.raw(`<g class="c-rings">`)
+		for k := range rx {
+			c.el("circle", "report σ"+strconv.Itoa(k+1)+" = "+Num(ref[k]), "cx", rx[k], "cy", ry[k], "r", 4.5, "fill", "none", "stroke", Orange, "stroke-width", 1.2, "class", "c-ring")
+		}
+		c.raw(`</g>`)
 	}
 	if m.RankTol > 0 {
 		y := f.y.s.Pos(m.RankTol)
@@ -108,7 +114,7 @@ func Spectrum(id string, m *report.AuditMatrix, tol *report.AuditTol) *Chart {
 			t = "beyond tolerance: " + t
 			c.text(mx[k], my[k]+4, "middle", "c-mk c-bad", "×", "fill", Red)
 		}
-		c.el("circle", t, "cx", mx[k], "cy", my[k], "r", 2.2, "fill", dotColor(out))
+		c.el("circle", t, "cx", mx[k], "cy", my[k], "r", 2.2, "fill", dotColor(out), "class", "c-dot")
 	}
 	c.raw(`</g>`)
 	if m.FormDev != nil && tol != nil {
@@ -117,7 +123,7 @@ func Spectrum(id string, m *report.AuditMatrix, tol *report.AuditTol) *Chart {
 		if !ok {
 			s = "SVD-form deviation " + Num(*m.FormDev) + " > " + Num(tol.Form) + " ✗ (not A = √S·Vᵀ, B = U·√S)"
 		}
-		c.text(f.r, f.t-6, "end", "c-form", s, "fill", map[bool]string{true: Green, false: Red}[ok])
+		c.text(f.l, h-8, "start", "c-form", s, "fill", map[bool]string{true: Green, false: Red}[ok])
 	}
 	caption := fmt.Sprintf("Singular values σᵢ of s·B·A for %s (%d × %d, r = %d), log scale; numerical rank %d", m.Module, m.Out, m.In, m.Rank, m.NumRank)
 	if m.RankTol > 0 {
