@@ -35,30 +35,100 @@ func figureOf(fs []jobs.Figure, id, key string) *jobs.Figure {
 	return nil
 }
 
-// pairOf is the pair a click in a chart or a table asks for: the
-// data-pair of the element clicked or of one of its ancestors, else of
-// the first element with one in the row clicked ("" when none).
-func pairOf(e app.Event) string {
+// dataOf is what a click in a chart or a table asks for: the attribute
+// attr (data-pair, data-record) of the element clicked or of one of its
+// ancestors, else of the first element with one in the row clicked (""
+// when none).
+func dataOf(e app.Event, attr string) string {
 	t := e.Get("target")
 	if !t.Truthy() || t.Get("closest").IsUndefined() {
 		return ""
 	}
-	el := t.Call("closest", "[data-pair]")
+	el := t.Call("closest", "["+attr+"]")
 	if !el.Truthy() {
 		if tr := t.Call("closest", "tr"); tr.Truthy() {
-			el = tr.Call("querySelector", "[data-pair]")
+			el = tr.Call("querySelector", "["+attr+"]")
 		}
 	}
 	if !el.Truthy() {
 		return ""
 	}
-	return el.Call("getAttribute", "data-pair").String()
+	return el.Call("getAttribute", attr).String()
+}
+
+// inView brings the element id into view once the page has rendered.
+func inView(ctx app.Context, id string) {
+	ctx.Defer(func(ctx app.Context) {
+		if el := app.Window().GetElementByID(id); el.Truthy() {
+			el.Call("scrollIntoView", map[string]any{"block": "nearest"})
+		}
+	})
+}
+
+// drawn runs a chart job and gives its figure to set on the UI goroutine.
+func drawn(ctx app.Context, c *jobs.ChartSpec, set func(*jobs.Figure)) {
+	ctx.Async(func() {
+		out, err := runJob(context.Background(), &jobs.Spec{Kind: jobs.KindChart, Chart: c}, nil)
+		dispatch(ctx, func(ctx app.Context) {
+			if err == nil && len(out.Charts) > 0 {
+				set(&out.Charts[0])
+			}
+		})
+	})
+}
+
+// onRecord opens the record clicked in the hidden-state table: its drift
+// per layer.
+func (p *HiddenPage) onRecord(ctx app.Context, e app.Event) {
+	id := dataOf(e, "data-record")
+	if p.Res == nil || id == "" {
+		return
+	}
+	for _, r := range p.Res.Records {
+		if r.ID == id {
+			p.Record, p.RecFig = id, nil
+			inView(ctx, "record-detail")
+			if len(r.Layers) > 0 {
+				drawn(ctx, &jobs.ChartSpec{Layers: r.Layers, HiddenTol: p.Res.Summary.Tol, What: " of " + id}, func(f *jobs.Figure) {
+					if p.Record == id {
+						p.RecFig = f
+					}
+				})
+			}
+			return
+		}
+	}
+}
+
+// renderRecord is the record opened: its status and its drift per layer.
+func (p *HiddenPage) renderRecord() app.UI {
+	var rs *report.RecordStats
+	for i := range p.Res.Records {
+		if p.Res.Records[i].ID == p.Record {
+			rs = &p.Res.Records[i]
+		}
+	}
+	if rs == nil {
+		return app.Text("")
+	}
+	what := rs.Status
+	if rs.Detail != "" {
+		what += ": " + clip(rs.Detail, 300)
+	}
+	if len(rs.Layers) == 0 {
+		what += " (no layer compared)"
+	}
+	return app.Div().Class("card").ID("record-detail").Body(
+		box("pair-head", app.H2().Text(clip(rs.ID, 120)), button("record-close", "", "Close", false, func(ctx app.Context, e app.Event) { p.Record, p.RecFig = "", nil })),
+		app.Div().Class("muted").Text(what),
+		figure(p.RecFig),
+	)
 }
 
 // onPair opens the pair clicked (a heatmap cell or a row of the pairs
 // table): the engine draws its spectrum; the card comes into view.
 func (p *AuditPage) onPair(ctx app.Context, e app.Event) {
-	name := pairOf(e)
+	name := dataOf(e, "data-pair")
 	var m *report.AuditMatrix
 	if p.Res != nil {
 		for _, x := range p.Res.Matrices {
@@ -71,23 +141,14 @@ func (p *AuditPage) onPair(ctx app.Context, e app.Event) {
 		return
 	}
 	p.Pair, p.PairFig = name, nil
-	tol := p.Res.Summary.Tol
-	ctx.Defer(func(ctx app.Context) {
-		if el := app.Window().GetElementByID("pair-detail"); el.Truthy() {
-			el.Call("scrollIntoView", map[string]any{"block": "nearest"})
-		}
-	})
-	if len(m.Sigma) == 0 {
-		return
-	}
-	ctx.Async(func() {
-		out, err := runJob(context.Background(), &jobs.Spec{Kind: jobs.KindChart, Chart: &jobs.ChartSpec{Pair: m, Tol: tol}}, nil)
-		dispatch(ctx, func(ctx app.Context) {
-			if err == nil && p.Pair == name && len(out.Charts) > 0 {
-				p.PairFig = &out.Charts[0]
+	inView(ctx, "pair-detail")
+	if len(m.Sigma) > 0 {
+		drawn(ctx, &jobs.ChartSpec{Pair: m, Tol: p.Res.Summary.Tol}, func(f *jobs.Figure) {
+			if p.Pair == name {
+				p.PairFig = f
 			}
 		})
-	})
+	}
 }
 
 // renderGlance is the whole adapter at a glance: a modules × layers

@@ -28,6 +28,8 @@ type HiddenPage struct {
 	Op     operator // the operator's records and references
 	Link   string
 	Charts []jobs.Figure // the result's (drawn by the engine)
+	Record string        // the record opened (a click in the table)
+	RecFig *jobs.Figure  // its drift per layer
 }
 
 func (p *HiddenPage) OnInit() { p.Status = "idle" }
@@ -88,7 +90,7 @@ func (p *HiddenPage) renderResult() app.UI {
 		why = couldNot(r.Findings)
 	}
 	if len(rows) > 0 {
-		table = hiddenTable(rows, pg, pages, func(n int) { p.PageNo = n })
+		table = app.Div().OnClick(p.onRecord).Body(hiddenTable(rows, pg, pages, func(n int) { p.PageNo = n }))
 	}
 	return app.Div().Body(
 		box("card summary",
@@ -98,7 +100,9 @@ func (p *HiddenPage) renderResult() app.UI {
 			figure(figureOf(p.Charts, "drift-plot", "")),
 			downloads("hidden-json", "hidden-md", "clefcheck-hidden", jsonOf(p.Res), p.MD),
 		),
-		why, table,
+		why,
+		app.If(p.Record != "", func() app.UI { return p.renderRecord() }),
+		table,
 	)
 }
 
@@ -118,7 +122,7 @@ func hiddenTable(rows []report.RecordStats, pg, pages int, set func(int)) app.UI
 				if w != nil {
 					layer, cos, rel, nmse = fmt.Sprint(w.Layer), fmt.Sprintf("%.6f", w.Cosine), fmt.Sprintf("%.4g", w.RelL2), fmt.Sprintf("%.3g", w.NMSE)
 				}
-				return row(cls, clip(rs.ID, 60), clip(rs.Status, 40), layer, cos, rel, nmse, muted(clip(rs.Detail, 200)))
+				return row(cls, app.Span().Attr("data-record", rs.ID).Text(clip(rs.ID, 60)), clip(rs.Status, 40), layer, cos, rel, nmse, muted(clip(rs.Detail, 200)))
 			})),
 		),
 		pager("hidden-page", pg, pages, set),
@@ -173,7 +177,7 @@ func (p *HiddenPage) capture(ctx app.Context, operator bool) {
 }
 
 func (p *HiddenPage) run(ctx app.Context, spec *jobs.Spec, note string) {
-	p.Status, p.Err, p.Res, p.Note = "running", "", nil, note
+	p.Status, p.Err, p.Res, p.Note, p.Record, p.RecFig = "running", "", nil, note, "", nil
 	ctx.Async(func() {
 		out, err := runJob(context.Background(), spec, func(e jobs.Event) {
 			if e.Note != "" {

@@ -171,6 +171,18 @@ func TestBrowserChartsDecisionsHidden(t *testing.T) {
 	if got := p.texts("#drift-plot .c-tl"); len(got) != 2 || !strings.HasPrefix(got[0], "tolerance 0.016") {
 		t.Errorf("drift tolerance labels %v", got)
 	}
+	// A record's own drift: click its row.
+	id, _ := eval[string](p, `document.querySelector("#hidden-records tbody tr:first-child [data-record]").getAttribute("data-record")`)
+	p.click("#hidden-records tbody tr:first-child td:nth-child(2)")
+	if err := p.waitJS("the record's drift", visible("#record-drift"), 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if h := p.text("#record-detail h2"); h != id || id == "" {
+		t.Errorf("the row opened %q, want %q", h, id)
+	}
+	if n, without := hoverless(p, "#record-drift rect.c-bar"); n != 48 || without != 0 {
+		t.Errorf("record drift: %d bars (want 48), %d without a hover value", n, without)
+	}
 	p.shot("charts-hidden")
 	chartsFit(t, p, "charts-hidden")
 }

@@ -296,8 +296,9 @@ func TestPairGrid(t *testing.T) {
 		t.Errorf("marks %v", marks)
 	}
 	// The colour scale: σ₁ from 1 to 4, log, over 1–10.
-	// The colours span the values, 1–4: the ticks inside, 1 and 2.
-	if got := root.texts("c-st"); !eq(got, []string{"1", "2"}) {
+	// The colours span the values, 1–4: the ticks inside, 1 and 2, and
+	// the end, 4.
+	if got := root.texts("c-st"); !eq(got, []string{"1", "2", "4"}) {
 		t.Errorf("scale ticks %v", got)
 	}
 	// The largest value's colour is the ramp's end, 2's at log 2 / log 4.

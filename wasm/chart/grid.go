@@ -341,7 +341,7 @@ func clampX(x, l, w float64) float64 { return math.Max(l+50, math.Min(w-60, x)) 
 
 // exact narrows a colour scale to the data's range [lo, hi] (the colours
 // then span the values, not the widened axis), keeping the ticks inside
-// it, or lo and hi themselves when fewer than two are.
+// it and labelling its ends where no tick is near (a tenth of the bar).
 func exact(ax *axis, lo, hi float64) {
 	if hi <= lo {
 		return
@@ -354,8 +354,12 @@ func exact(ax *axis, lo, hi float64) {
 			ts, ls = append(ts, t), append(ls, ax.labels[i])
 		}
 	}
-	if len(ts) < 2 {
-		ts, ls = []float64{lo, hi}, []string{Num(lo), Num(hi)}
+	span := ax.s.B - ax.s.A
+	if len(ts) == 0 || ax.s.Pos(ts[0])-ax.s.A > span/10 {
+		ts, ls = append([]float64{lo}, ts...), append([]string{Num(lo)}, ls...)
+	}
+	if ax.s.B-ax.s.Pos(ts[len(ts)-1]) > span/10 {
+		ts, ls = append(ts, hi), append(ls, Num(hi))
 	}
 	ax.ticks, ax.labels = ts, ls
 }
