@@ -207,7 +207,12 @@ func (f *frame) axes(c *canvas) {
 	for i, t := range f.x.ticks {
 		x := f.x.s.Pos(t)
 		c.line(x, f.b, x, f.b+4, "c-ax", "")
-		c.text(x, f.b+15, "middle", "c-m c-xt", f.x.labels[i])
+		// A label that would pass the right edge ends at it.
+		if x+3.7*float64(len([]rune(f.x.labels[i]))) > f.w-1 {
+			c.text(f.w-1, f.b+15, "end", "c-m c-xt", f.x.labels[i])
+		} else {
+			c.text(x, f.b+15, "middle", "c-m c-xt", f.x.labels[i])
+		}
 	}
 	c.line(f.l, f.b, f.r, f.b, "c-ax", "")
 	c.line(f.l, f.t, f.l, f.b, "c-ax", "")

@@ -376,7 +376,7 @@ func TestBlock(t *testing.T) {
 func TestDrift(t *testing.T) {
 	tol := report.DefaultHidden
 	ls := []report.LayerStats{{Layer: 40, RelL2: 1e-3, Cosine: 0.99999, OK: true}, {Layer: 41, RelL2: 0.05, Cosine: 0.998}}
-	root := parse(t, Drift("drift", ls, tol, ""))
+	root := parse(t, Drift("drift", ls, tol, "", true))
 	var bars []*node
 	for _, r := range root.all("rect") {
 		if r.attr("class") == "c-bar" {
@@ -492,7 +492,7 @@ func TestWriteSamples(t *testing.T) {
 	}
 	blk.Min, blk.Max = -0.01, 0.01
 	html := `<!doctype html><meta charset="utf-8"><style>body{font-family:system-ui;max-width:720px}figure.chart{max-width:520px}figure.chart svg{width:100%;height:auto}</style>`
-	for _, c := range []*Chart{Spectrum("a", m, tol), PairGrid("b", adapter(), Sigma1), PairGrid("c", adapter(), R2N), Block("d", blk), Drift("e", ls, report.DefaultHidden, ""), Latency("f", rows), Agreement("g", rows)} {
+	for _, c := range []*Chart{Spectrum("a", m, tol), PairGrid("b", adapter(), Sigma1), PairGrid("c", adapter(), R2N), Block("d", blk), Drift("e", ls, report.DefaultHidden, "", true), Latency("f", rows), Agreement("g", rows)} {
 		html += c.HTML()
 	}
 	if err := os.WriteFile(filepath.Join(dir, "charts.html"), []byte(html), 0o644); err != nil {

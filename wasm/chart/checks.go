@@ -12,8 +12,9 @@ import (
 // Drift draws, per captured layer, the worst relative L2 error and the
 // worst 1 − cosine (log axes: both are small) against their tolerances,
 // drawn as labelled lines; bars beyond tolerance are red and marked ×.
-// what names the records the figures are worst over.
-func Drift(id string, ls []report.LayerStats, tol report.HiddenTol, what string) *Chart {
+// what names the records (worst: the figures are the worst over them) or
+// the record.
+func Drift(id string, ls []report.LayerStats, tol report.HiddenTol, what string, worst bool) *Chart {
 	if len(ls) == 0 {
 		return nil
 	}
@@ -72,11 +73,15 @@ func Drift(id string, ls []report.LayerStats, tol report.HiddenTol, what string)
 		l := ls[i]
 		return fmt.Sprintf("layer %d: rel. L2 %s, cosine %.6f (1 − cos %s)", l.Layer, Num(l.RelL2), l.Cosine, Num(1-l.Cosine))
 	}
-	panel(30, rel, tol.MaxRelL2, "worst rel. L2", "tolerance "+Num(tol.MaxRelL2), hov, func(i int) bool { return ls[i].RelL2 > tol.MaxRelL2 })
-	panel(30+ph+10, cos, 1-tol.MinCosine, "worst 1 − cos", "tolerance cos ≥ "+strconv.FormatFloat(tol.MinCosine, 'f', -1, 64), hov, func(i int) bool { return ls[i].Cosine < tol.MinCosine })
+	pre, wc := "", ""
+	if worst {
+		pre, wc = "worst ", " worst"
+	}
+	panel(30, rel, tol.MaxRelL2, pre+"rel. L2", "tolerance "+Num(tol.MaxRelL2), hov, func(i int) bool { return ls[i].RelL2 > tol.MaxRelL2 })
+	panel(30+ph+10, cos, 1-tol.MinCosine, pre+"1 − cos", "tolerance cos ≥ "+strconv.FormatFloat(tol.MinCosine, 'f', -1, 64), hov, func(i int) bool { return ls[i].Cosine < tol.MinCosine })
 	title := "Hidden-state drift per layer" + what
-	caption := fmt.Sprintf("Per captured layer (%d–%d), the worst relative L2 error (top) and the worst 1 − cosine (bottom)%s against the reference, log scales; dashed: the tolerances (rel. L2 ≤ %s, cosine ≥ %s)",
-		ls[0].Layer, ls[len(ls)-1].Layer, what, Num(tol.MaxRelL2), strconv.FormatFloat(tol.MinCosine, 'f', -1, 64))
+	caption := fmt.Sprintf("Per captured layer (%d–%d), the%s relative L2 error (top) and the%s 1 − cosine (bottom)%s against the reference, log scales; dashed: the tolerances (rel. L2 ≤ %s, cosine ≥ %s)",
+		ls[0].Layer, ls[len(ls)-1].Layer, wc, wc, what, Num(tol.MaxRelL2), strconv.FormatFloat(tol.MinCosine, 'f', -1, 64))
 	if nbad > 0 {
 		caption += fmt.Sprintf("; %d layers beyond them (red, ×).", nbad)
 	} else {
@@ -108,8 +113,8 @@ func Latency(id string, rows []report.DecisionRow) *Chart {
 	}
 	sort.Float64s(ms)
 	p50, p90 := Percentile(ms, 0.5), Percentile(ms, 0.9)
-	const w, h = 400.0, 220.0
-	f := frame{w: w, h: h, l: 46, r: w - 14, t: 40, b: h - 40}
+	const w, h = 400.0, 238.0
+	f := frame{w: w, h: h, l: 46, r: w - 14, t: 58, b: h - 40}
 	// Bins: a nice width giving about 16 of them over the range.
 	_, _, _, bw := LinearTicks(ms[0], ms[len(ms)-1], 16)
 	b0 := math.Floor(ms[0]/bw) * bw
@@ -142,14 +147,16 @@ func Latency(id string, rows []report.DecisionRow) *Chart {
 		name  string
 		color string
 		dy    float64
-	}{{p50, "p50", Orange, 0}, {p90, "p90", Red, 12}} {
+	}{{p50, "p50", Orange, 0}, {p90, "p90", Red, 13}} {
+		// The line from its label, above the plot (p50's above p90's), down.
 		x := f.x.s.Pos(q.v)
-		c.el("line", q.name+" "+Num(q.v)+" ms", "x1", x, "y1", f.t, "x2", x, "y2", f.b, "stroke", q.color, "stroke-width", 1.5, "stroke-dasharray", "4 2", "class", "c-q")
+		y := f.t - 19 + q.dy
+		c.el("line", q.name+" "+Num(q.v)+" ms", "x1", x, "y1", y+2, "x2", x, "y2", f.b, "stroke", q.color, "stroke-width", 1.5, "stroke-dasharray", "4 2", "class", "c-q")
 		anchor, dx := "start", 3.0
-		if x > f.r-70 {
+		if x > f.r-80 {
 			anchor, dx = "end", -3
 		}
-		c.text(x+dx, f.t+10+q.dy, anchor, "c-q", q.name+" "+Num(q.v)+" ms", "fill", q.color)
+		c.text(x+dx, y+4, anchor, "c-q", q.name+" "+Num(q.v)+" ms", "fill", q.color)
 	}
 	title := "Decision latency"
 	caption := fmt.Sprintf("Latency of the %d answered decisions, %s–%s ms, in bins of %s ms; p50 %s ms, p90 %s ms (nearest rank).",

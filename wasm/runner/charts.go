@@ -35,13 +35,13 @@ func figures(out *jobs.Output) []jobs.Figure {
 		add(chart.Block("heatmap", out.Block), "", "")
 	}
 	if h := out.Hidden; h != nil {
-		add(chart.Drift("drift-plot", h.Summary.ByLayer, h.Summary.Tol, " over the records"), "", "")
+		add(chart.Drift("drift-plot", h.Summary.ByLayer, h.Summary.Tol, " over the records", true), "", "")
 	}
 	if d := out.Decisions; d != nil {
 		add(chart.Latency("latency-histogram", d.Records), "", "")
 		add(chart.Agreement("agreement-chart", d.Records), "", "")
 		if d.Summary.Hidden != nil {
-			add(chart.Drift("drift-plot", d.Summary.Hidden.ByLayer, d.Summary.Hidden.Tol, " over the records"), "", "")
+			add(chart.Drift("drift-plot", d.Summary.Hidden.ByLayer, d.Summary.Hidden.Tol, " over the records", true), "", "")
 		}
 	}
 	return fs
@@ -57,7 +57,7 @@ func runChart(spec *jobs.Spec) (*jobs.Output, error) {
 	case c.Pair != nil:
 		ch = chart.Spectrum("pair-spectrum", c.Pair, c.Tol)
 	case len(c.Layers) > 0:
-		ch = chart.Drift("record-drift", c.Layers, c.HiddenTol, c.What)
+		ch = chart.Drift("record-drift", c.Layers, c.HiddenTol, c.What, false)
 	}
 	out := &jobs.Output{}
 	if ch != nil {
