@@ -20,7 +20,7 @@ func Drift(id string, ls []report.LayerStats, tol report.HiddenTol, what string,
 	}
 	const w, ph = 400.0, 150.0
 	h := 2*ph + 40
-	c := &canvas{id: id}
+	c := &canvas{id: id, w: w}
 	legend(c, 50, 14, w-8, []entry{{"box", Blue, "within tolerance"}, {"box", Red, "beyond (×)"}, {"dash", Orange, "tolerance"}})
 	rel := make([]float64, len(ls))
 	cos := make([]float64, len(ls))
@@ -130,7 +130,7 @@ func Latency(id string, rows []report.DecisionRow) *Chart {
 	f.x = linAxis(b0, b0+float64(nb)*bw, f.l, f.r, 6, "latency (ms)")
 	f.y = linAxis(0, float64(top), f.b, f.t, min(top, 5), "decisions")
 	f.y.ticks, f.y.labels = intTicks(f.y.ticks, f.y.labels, 0, int(f.y.s.Hi))
-	c := &canvas{id: id}
+	c := &canvas{id: id, w: w}
 	legend(c, f.l, 14, w-8, []entry{{"box", Blue, "decisions per bin"}, {"dash", Orange, "p50"}, {"dash", Red, "p90"}})
 	f.axes(c)
 	for i, n := range counts {
@@ -204,7 +204,7 @@ func Agreement(id string, rows []report.DecisionRow) *Chart {
 	h := t + float64(len(names))*(bh+8) + 40
 	f := frame{w: w, h: h, l: l, r: w - 90, t: t, b: t + float64(len(names))*(bh+8)}
 	f.x = linAxis(0, 100, f.l, f.r, 5, "agree with the reference (%)")
-	c := &canvas{id: id}
+	c := &canvas{id: id, w: w}
 	legend(c, f.l, 14, w-8, []entry{{"box", Green, "same choice"}, {"box", Red, "different choice"}})
 	for i, tk := range f.x.ticks {
 		x := f.x.s.Pos(tk)

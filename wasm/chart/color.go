@@ -85,7 +85,15 @@ func colorBar(c *canvas, stops []string, ax axis, y, h float64, title string) {
 	for i, t := range ax.ticks {
 		x := ax.s.Pos(t)
 		c.line(x, y+h, x, y+h+3, "c-ax", "")
-		c.text(x, y+h+13, "middle", "c-m c-st", ax.labels[i])
+		half := 3.7 * float64(len([]rune(ax.labels[i])))
+		switch {
+		case x-half < 1:
+			c.text(1, y+h+13, "start", "c-m c-st", ax.labels[i])
+		case x+half > c.w-1:
+			c.text(c.w-1, y+h+13, "end", "c-m c-st", ax.labels[i])
+		default:
+			c.text(x, y+h+13, "middle", "c-m c-st", ax.labels[i])
+		}
 	}
 	c.text(a, y-4, "start", "c-sa", title)
 	c.raw(`</g>`)

@@ -188,7 +188,7 @@ func PairGrid(id string, res *report.Audit, metric string) *Chart {
 	ch := math.Max(12, math.Min(cw, 22))
 	top := 30.0
 	h := top + ch*float64(len(rows)) + 100
-	c := &canvas{id: id}
+	c := &canvas{id: id, w: w}
 	// The layer indices above the columns (every k-th when narrow).
 	every := int(math.Ceil(22 / cw))
 	for j, layer := range cols {
@@ -301,7 +301,7 @@ func Block(id string, b *report.Block) *Chart {
 	cs := math.Min(24, (w-l-10)/float64(b.Cols))
 	gh := cs * float64(b.Rows)
 	h := t + gh + 56
-	c := &canvas{id: id}
+	c := &canvas{id: id, w: w}
 	every := int(math.Ceil(22 / cs))
 	for j := 0; j < b.Cols; j += every {
 		c.text(l+(float64(j)+0.5)*cs, t-5, "middle", "c-m c-xt", strconv.Itoa(b.Col0+j))

@@ -38,7 +38,7 @@ func Spectrum(id string, m *report.AuditMatrix, tol *report.AuditTol) *Chart {
 	}
 	const w = 400.0
 	n := len(m.Sigma)
-	c := &canvas{id: id}
+	c := &canvas{id: id, w: w}
 	title := "Spectrum of " + m.Module
 	es := []entry{{"line", Blue, "measured σᵢ (" + methodName(m) + ")"}}
 	if len(ref) > 0 {

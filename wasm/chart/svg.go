@@ -52,6 +52,7 @@ func esc(s string) string {
 type canvas struct {
 	b  strings.Builder
 	id string
+	w  float64 // the SVG's width
 }
 
 // px writes a coordinate with one decimal (no "-0").
