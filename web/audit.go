@@ -40,17 +40,21 @@ type AuditPage struct {
 	Endpoint string
 	Token    string
 	Remember bool
-	Resolved string       // what the source resolved to
-	Link     string       // the page's link, once asked for
-	Attest   []byte       // the result's in-toto statement (from the engine)
-	NoAttest string       // why there is none
-	Badge    string       // the verdict as an SVG badge (from the engine)
-	Prov     string       // the provenance as text (from the engine)
-	Pair     string       // the pair opened (a click in the heatmap or the table)
-	PairFig  *jobs.Figure // its spectrum (drawn by the engine)
-	Metric   string       // the heatmap's metric (a figure's Key)
-	Charts   []jobs.Figure
+	Resolved string // what the source resolved to
+	Link     string // the page's link, once asked for
+	Attest   []byte // the result's in-toto statement (from the engine)
+	NoAttest string // why there is none
+	Badge    string // the verdict as an SVG badge (from the engine)
+	Prov     string // the provenance as text (from the engine)
 	cancel   context.CancelFunc
+
+	// The charts (drawn by the engine): the result's, the pair opened (a
+	// click in the heatmap or the table) and its spectrum, the heatmap's
+	// metric (a figure's Key).
+	Charts  []jobs.Figure
+	Pair    string
+	PairFig *jobs.Figure
+	Metric  string
 }
 
 const rowsPerPage = 25
