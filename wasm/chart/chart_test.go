@@ -522,3 +522,34 @@ func Contrast(a, b string) float64 {
 	}
 	return (la + 0.05) / (lb + 0.05)
 }
+
+// TestScaleLabelsApart: the colour scale labels its ends only where they
+// leave room: σ₁ from 0.04945 to 1.425 gets 0.04945, 10⁻¹ and 1, not 1.425
+// over 1.
+func TestScaleLabelsApart(t *testing.T) {
+	res := adapter()
+	for i, m := range res.Matrices {
+		m.Sigma = []float64{0.04945 + (1.425-0.04945)*float64(i)/float64(len(res.Matrices)-1)}
+	}
+	root := parse(t, PairGrid("g", res, Sigma1))
+	got := root.texts("c-st")
+	if !eq(got, []string{"0.04945", "10⁻¹", "1"}) {
+		t.Errorf("scale labels %v", got)
+	}
+	var prev float64 = -1
+	for _, tx := range root.all("text") {
+		if !strings.Contains(tx.attr("class"), "c-st") {
+			continue
+		}
+		lo, hi, _ := extent(tx.num(t, "x"), tx.Text, 400)
+		if a := tx.attr("text-anchor"); a == "start" {
+			lo, hi = tx.num(t, "x"), tx.num(t, "x")+hi-lo
+		} else if a == "end" {
+			lo, hi = tx.num(t, "x")-(hi-lo), tx.num(t, "x")
+		}
+		if lo < prev {
+			t.Errorf("label %q starts at %.1f, before the last one ends (%.1f)", tx.Text, lo, prev)
+		}
+		prev = hi
+	}
+}

@@ -85,16 +85,29 @@ func colorBar(c *canvas, stops []string, ax axis, y, h float64, title string) {
 	for i, t := range ax.ticks {
 		x := ax.s.Pos(t)
 		c.line(x, y+h, x, y+h+3, "c-ax", "")
-		half := 3.7 * float64(len([]rune(ax.labels[i])))
-		switch {
-		case x-half < 1:
-			c.text(1, y+h+13, "start", "c-m c-st", ax.labels[i])
-		case x+half > c.w-1:
-			c.text(c.w-1, y+h+13, "end", "c-m c-st", ax.labels[i])
+		lo, _, anchor := extent(x, ax.labels[i], c.w)
+		switch anchor {
+		case "start":
+			c.text(lo, y+h+13, anchor, "c-m c-st", ax.labels[i])
+		case "end":
+			c.text(c.w-1, y+h+13, anchor, "c-m c-st", ax.labels[i])
 		default:
-			c.text(x, y+h+13, "middle", "c-m c-st", ax.labels[i])
+			c.text(x, y+h+13, anchor, "c-m c-st", ax.labels[i])
 		}
 	}
 	c.text(a, y-4, "start", "c-sa", title)
 	c.raw(`</g>`)
+}
+
+// extent is where a label centred at x would sit in a chart of width w
+// (about 7.4 px a character), kept inside it: its ends and anchor.
+func extent(x float64, label string, w float64) (lo, hi float64, anchor string) {
+	width := 7.4 * float64(len([]rune(label)))
+	switch {
+	case x-width/2 < 1:
+		return 1, 1 + width, "start"
+	case x+width/2 > w-1:
+		return w - 1 - width, w - 1, "end"
+	}
+	return x - width/2, x + width/2, "middle"
 }

@@ -205,7 +205,7 @@ func PairGrid(id string, res *report.Audit, metric string) *Chart {
 		} else {
 			ax = linAxis(lo, hi, l, w-10, 5, "")
 		}
-		exact(&ax, lo, hi)
+		exact(&ax, lo, hi, w)
 	}
 	nfail, nwarn, n := 0, 0, 0
 	for i, r := range rows {
@@ -341,8 +341,9 @@ func clampX(x, l, w float64) float64 { return math.Max(l+50, math.Min(w-60, x)) 
 
 // exact narrows a colour scale to the data's range [lo, hi] (the colours
 // then span the values, not the widened axis), keeping the ticks inside
-// it and labelling its ends where no tick is near (a tenth of the bar).
-func exact(ax *axis, lo, hi float64) {
+// it and labelling its ends where their labels leave room (w: the chart's
+// width).
+func exact(ax *axis, lo, hi, w float64) {
 	if hi <= lo {
 		return
 	}
@@ -354,11 +355,15 @@ func exact(ax *axis, lo, hi float64) {
 			ts, ls = append(ts, t), append(ls, ax.labels[i])
 		}
 	}
-	span := ax.s.B - ax.s.A
-	if len(ts) == 0 || ax.s.Pos(ts[0])-ax.s.A > span/10 {
+	room := func(a float64, la string, b float64, lb string) bool { // a's label left of b's, 6 px apart
+		_, ahi, _ := extent(ax.s.Pos(a), la, w)
+		blo, _, _ := extent(ax.s.Pos(b), lb, w)
+		return blo-ahi >= 6
+	}
+	if len(ts) == 0 || room(lo, Num(lo), ts[0], ls[0]) {
 		ts, ls = append([]float64{lo}, ts...), append([]string{Num(lo)}, ls...)
 	}
-	if ax.s.B-ax.s.Pos(ts[len(ts)-1]) > span/10 {
+	if n := len(ts); room(ts[n-1], ls[n-1], hi, Num(hi)) && ts[n-1] != hi {
 		ts, ls = append(ts, hi), append(ls, Num(hi))
 	}
 	ax.ticks, ax.labels = ts, ls
