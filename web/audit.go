@@ -47,6 +47,14 @@ type AuditPage struct {
 	Badge    string // the verdict as an SVG badge (from the engine)
 	Prov     string // the provenance as text (from the engine)
 	cancel   context.CancelFunc
+
+	// The charts (drawn by the engine): the result's, the pair opened (a
+	// click in the heatmap or the table) and its spectrum, the heatmap's
+	// metric (a figure's Key).
+	Charts  []jobs.Figure
+	Pair    string
+	PairFig *jobs.Figure
+	Metric  string
 }
 
 const rowsPerPage = 25
@@ -262,6 +270,8 @@ func (p *AuditPage) renderResult() app.UI {
 			return box("card", app.H2().Text("Provenance"), app.Pre().ID("provenance").Text(p.Prov))
 		}),
 		app.If(!failed || len(r.Findings) > count[report.Unchecked], func() app.UI { return p.renderFindings(shown, count) }),
+		app.If(len(p.Charts) > 0 && !p.Partial, func() app.UI { return p.renderGlance() }),
+		app.If(p.Pair != "", func() app.UI { return p.renderPair(r) }),
 		app.If(len(r.Matrices) > 0, func() app.UI { return p.renderPairs(rows, pg, pages) }),
 	)
 }
@@ -296,11 +306,12 @@ func (p *AuditPage) renderFindings(shown []report.Finding, count map[report.Seve
 func (p *AuditPage) renderPairs(rows []*report.AuditMatrix, pg, pages int) app.UI {
 	return box("card",
 		app.H2().Text("Pairs"),
-		app.Table().ID("matrices").Body(
+		app.Div().Class("muted").Text("Click a row for its spectrum with the report's and the tolerances."),
+		app.Table().ID("matrices").OnClick(p.onPair).Body(
 			head("module", "out × in", "r", "rank", "σ₁", "spectrum", "form dev.", "report σ / tol", "method"),
 			app.TBody().Body(app.Range(rows).Slice(func(i int) app.UI {
 				m := rows[i]
-				return row("", clip(m.Module, 70), fmt.Sprintf("%d × %d", m.Out, m.In), fmt.Sprint(m.Rank),
+				return row("", app.Span().Attr("data-pair", m.Module).Text(clip(m.Module, 70)), fmt.Sprintf("%d × %d", m.Out, m.In), fmt.Sprint(m.Rank),
 					report.NumOr(float64(m.NumRank), m.Sigma != nil, "%.0f"), report.FirstOr(m.Sigma), spectrum(m.Sigma),
 					report.PtrOr(m.FormDev, "%.2g"), report.PtrOr(m.ReportSV, "%.2f"), muted(methodOf(m)))
 			})),
@@ -336,6 +347,7 @@ func spectrum(s []float64) app.UI {
 		pts = append(pts, fmt.Sprintf("%.1f,%.1f", x, h-h*y))
 	}
 	return svg("svg", "width", w, "height", h, "viewBox", fmt.Sprintf("0 0 %g %g", w, h), "class", "spark").Body(
+		svg("title").Text(fmt.Sprintf("σᵢ/σ₁ for i = 1…%d, log scale 10⁻³ to 1 (σ₁ = %.4g): click the row for the chart with axes", len(s), s[0])),
 		svg("polyline", "points", strings.Join(pts, " "), "fill", "none", "stroke", "currentColor", "stroke-width", "1.2"),
 	)
 }
@@ -413,7 +425,7 @@ func (p *AuditPage) run(ctx app.Context, in *jobs.Input, what string) {
 		spec.Claims = p.Claims
 	}
 	rctx, cancel := context.WithCancel(context.Background())
-	p.cancel, p.Status, p.Err, p.Res, p.Source, p.PageNo, p.Prog, p.Engine = cancel, "running", "", nil, what, 0, progress.Status{}, ""
+	p.cancel, p.Status, p.Err, p.Res, p.Source, p.PageNo, p.Prog, p.Engine, p.Pair, p.PairFig, p.Charts = cancel, "running", "", nil, what, 0, progress.Status{}, "", "", nil, nil
 	p.Resolved, p.Attest, p.NoAttest, p.Badge, p.Prov = "", nil, "", "", ""
 	showLink(p.link())
 	ctx.Async(func() {
@@ -446,7 +458,7 @@ func (p *AuditPage) run(ctx app.Context, in *jobs.Input, what string) {
 				p.fail(fmt.Errorf("audit stopped: %w", err))
 				return
 			}
-			p.Res, p.MD, p.Status, p.Partial = out.Audit, out.Markdown, "done", false
+			p.Res, p.MD, p.Status, p.Partial, p.Charts = out.Audit, out.Markdown, "done", false, out.Charts
 			p.Attest, p.NoAttest, p.Badge, p.Prov = out.Attestation, out.NoAttestation, out.Badge, out.Provenance
 		})
 	})

@@ -27,6 +27,7 @@ type DecisionsPage struct {
 	Rows        []report.DecisionRow // as they come
 	Failed      int
 	Result      *report.Decisions // the finished batch (the schema of clefcheck decide --json)
+	Charts      []jobs.Figure     // its latency and agreement (drawn by the engine)
 	CORSHint    bool              // requests failed as CORS refusals do, and the server answers
 	Silent      bool              // requests failed, and the server does not answer at all
 	MD          string            // the batch as Markdown (from the engine)
@@ -139,7 +140,7 @@ func (p *DecisionsPage) Render() app.UI {
 						return app.Div().Class("muted").Text(fmt.Sprintf("known answers: reference %d of %d right, server %d of %d; max |Δlogit| %.3g, mean KL %.3g nats",
 							a.RefCorrect, a.Known, a.CandCorrect, a.Known, a.MaxDLogit, a.MeanKL))
 					}),
-					histogram(p.Rows),
+					box("charts", figure(figureOf(p.Charts, "latency-histogram", "")), figure(figureOf(p.Charts, "agreement-chart", ""))),
 					app.If(p.Status == "done", func() app.UI {
 						return downloads("decisions-json", "decisions-md", "clefcheck-decisions", p.resultJSON, p.MD)
 					}),
@@ -168,39 +169,6 @@ func decisionsTable(rows []report.DecisionRow) app.UI {
 			return row(cls, clip(r.ID, 60), clip(r.Choice, 40), clip(r.Reference, 40), clip(r.Known, 40), ms, muted(clip(r.Error, 200)))
 		})),
 	)
-}
-
-// histogram draws the latency distribution as SVG bars.
-func histogram(rows []report.DecisionRow) app.UI {
-	var ms []float64
-	for _, r := range rows {
-		if r.Status == report.Answered {
-			ms = append(ms, r.LatencyMS)
-		}
-	}
-	if len(ms) < 2 {
-		return app.Text("")
-	}
-	lo, hi := ms[0], ms[0]
-	for _, v := range ms {
-		lo, hi = min(lo, v), max(hi, v)
-	}
-	const bins, w, h = 20, 300.0, 60.0
-	counts := make([]int, bins)
-	for _, v := range ms {
-		i := int(float64(bins) * (v - lo) / (hi - lo + 1e-9))
-		counts[min(bins-1, i)]++
-	}
-	top := 1
-	for _, c := range counts {
-		top = max(top, c)
-	}
-	var bars []app.UI
-	for i, c := range counts {
-		bh := h * float64(c) / float64(top)
-		bars = append(bars, bar(float64(i)*w/bins+1, w/bins-2, h, bh, "currentColor", fmt.Sprintf("%d decisions", c)))
-	}
-	return chart("latency-histogram", w, h, fmt.Sprintf("latency %.1f–%.1f ms", lo, hi), bars)
 }
 
 // onDemo loads the demo world's records and reference answers from the
@@ -265,7 +233,7 @@ func (p *DecisionsPage) onRun(ctx app.Context, e app.Event) {
 		spec.Server, spec.Token = server, p.Token
 	}
 	rctx, cancel := context.WithCancel(context.Background())
-	p.cancel, p.Status, p.Err, p.Rows, p.Result, p.Failed, p.CORSHint, p.Silent, p.MD = cancel, "running", "", nil, nil, 0, false, false, ""
+	p.cancel, p.Status, p.Err, p.Rows, p.Result, p.Failed, p.CORSHint, p.Silent, p.MD, p.Charts = cancel, "running", "", nil, nil, 0, false, false, "", nil
 	corsLike := false
 	ctx.Async(func() {
 		out, err := runJob(rctx, spec, func(e jobs.Event) {
@@ -293,7 +261,7 @@ func (p *DecisionsPage) onRun(ctx app.Context, e app.Event) {
 				return
 			}
 			d := out.Decisions
-			p.Result, p.Rows, p.Failed, p.MD, p.Status = d, d.Records, d.Summary.Failed, out.Markdown, "done"
+			p.Result, p.Rows, p.Failed, p.MD, p.Status, p.Charts = d, d.Records, d.Summary.Failed, out.Markdown, "done", out.Charts
 		})
 	})
 }

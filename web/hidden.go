@@ -27,6 +27,9 @@ type HiddenPage struct {
 	PageNo int
 	Op     operator // the operator's records and references
 	Link   string
+	Charts []jobs.Figure // the result's (drawn by the engine)
+	Record string        // the record opened (a click in the table)
+	RecFig *jobs.Figure  // its drift per layer
 }
 
 func (p *HiddenPage) OnInit() { p.Status = "idle" }
@@ -87,17 +90,19 @@ func (p *HiddenPage) renderResult() app.UI {
 		why = couldNot(r.Findings)
 	}
 	if len(rows) > 0 {
-		table = hiddenTable(rows, pg, pages, func(n int) { p.PageNo = n })
+		table = app.Div().OnClick(p.onRecord).Body(hiddenTable(rows, pg, pages, func(n int) { p.PageNo = n }))
 	}
 	return app.Div().Body(
 		box("card summary",
 			badge("hidden-verdict", r.Verdict),
 			app.Span().Text(figures),
 			app.If(p.Note != "", func() app.UI { return app.Div().Class("muted").Text(p.Note) }),
-			driftPlot(s.ByLayer, s.Tol),
+			figure(figureOf(p.Charts, "drift-plot", "")),
 			downloads("hidden-json", "hidden-md", "clefcheck-hidden", jsonOf(p.Res), p.MD),
 		),
-		why, table,
+		why,
+		app.If(p.Record != "", func() app.UI { return p.renderRecord() }),
+		table,
 	)
 }
 
@@ -117,37 +122,11 @@ func hiddenTable(rows []report.RecordStats, pg, pages int, set func(int)) app.UI
 				if w != nil {
 					layer, cos, rel, nmse = fmt.Sprint(w.Layer), fmt.Sprintf("%.6f", w.Cosine), fmt.Sprintf("%.4g", w.RelL2), fmt.Sprintf("%.3g", w.NMSE)
 				}
-				return row(cls, clip(rs.ID, 60), clip(rs.Status, 40), layer, cos, rel, nmse, muted(clip(rs.Detail, 200)))
+				return row(cls, app.Span().Attr("data-record", rs.ID).Text(clip(rs.ID, 60)), clip(rs.Status, 40), layer, cos, rel, nmse, muted(clip(rs.Detail, 200)))
 			})),
 		),
 		pager("hidden-page", pg, pages, set),
 	)
-}
-
-// driftPlot draws, per captured layer, the worst relative L2 error (bars)
-// against its tolerance (a line), and marks the layers beyond tolerance.
-func driftPlot(ls []report.LayerStats, tol report.HiddenTol) app.UI {
-	if len(ls) == 0 {
-		return app.Text("")
-	}
-	const w, h = 600.0, 120.0
-	top := tol.MaxRelL2 * 2
-	for _, l := range ls {
-		top = max(top, l.RelL2)
-	}
-	bw := w / float64(len(ls))
-	var els []app.UI
-	for i, l := range ls {
-		bh := h * l.RelL2 / top
-		color := "#2b5bd7"
-		if !l.OK {
-			color = "#b3261e"
-		}
-		els = append(els, bar(float64(i)*bw+1, bw-2, h, bh, color, fmt.Sprintf("layer %d: rel. L2 %.4g, cos %.6f", l.Layer, l.RelL2, l.Cosine)))
-	}
-	ty := h - h*tol.MaxRelL2/top
-	els = append(els, svg("line", "x1", 0, "x2", w, "y1", fmt.Sprintf("%.1f", ty), "y2", fmt.Sprintf("%.1f", ty), "stroke", "#a86400", "stroke-dasharray", "4 3"))
-	return chart("drift-plot", w, h, fmt.Sprintf("worst relative L2 error per layer, layers %d–%d (dashed: tolerance %.3g; red: beyond it)", ls[0].Layer, ls[len(ls)-1].Layer, tol.MaxRelL2), els)
 }
 
 func (p *HiddenPage) onPick(global string) app.EventHandler {
@@ -198,7 +177,7 @@ func (p *HiddenPage) capture(ctx app.Context, operator bool) {
 }
 
 func (p *HiddenPage) run(ctx app.Context, spec *jobs.Spec, note string) {
-	p.Status, p.Err, p.Res, p.Note = "running", "", nil, note
+	p.Status, p.Err, p.Res, p.Note, p.Record, p.RecFig = "running", "", nil, note, "", nil
 	ctx.Async(func() {
 		out, err := runJob(context.Background(), spec, func(e jobs.Event) {
 			if e.Note != "" {
@@ -210,7 +189,7 @@ func (p *HiddenPage) run(ctx app.Context, spec *jobs.Spec, note string) {
 				p.Status, p.Err = "error", err.Error()
 				return
 			}
-			p.Res, p.MD, p.Status, p.Note, p.PageNo = out.Hidden, out.Markdown, "done", out.Note, 0
+			p.Res, p.MD, p.Status, p.Note, p.PageNo, p.Charts = out.Hidden, out.Markdown, "done", out.Note, 0, out.Charts
 		})
 	})
 }

@@ -29,6 +29,7 @@ type ReconstructPage struct {
 	Col0     int
 	Size     int
 	Block    *report.Block
+	BlockFig *jobs.Figure // the block's heatmap (drawn by the engine)
 	Rebuild  *report.Rebuild
 	// The block and the rebuild as Markdown (from the engine).
 	BlockMD, RebuildMD string
@@ -152,33 +153,9 @@ func (p *ReconstructPage) renderBlock() app.UI {
 	b := p.Block
 	return app.Div().Class("card").ID("recon-block").Body(
 		app.H2().Text(fmt.Sprintf("%s: rows %d–%d, columns %d–%d of %d × %d (s = %g)", clip(b.Module, 80), b.Row0, b.Row0+b.Rows-1, b.Col0, b.Col0+b.Cols-1, b.Out, b.In, b.Scaling)),
-		heatmap(b),
+		figure(p.BlockFig),
 		app.Div().Class("muted").ID("recon-stats").Text(fmt.Sprintf("min %.4g · max %.4g · mean %.4g · rms %.4g", b.Min, b.Max, b.Mean, b.RMS)),
 	)
-}
-
-// heatmap draws a block as SVG cells, blue for negative, red for positive,
-// scaled to the largest magnitude.
-func heatmap(b *report.Block) app.UI {
-	const cell = 10.0
-	top := math.Max(math.Abs(b.Min), math.Abs(b.Max))
-	if top == 0 {
-		top = 1
-	}
-	cells := make([]app.UI, 0, len(b.Values))
-	for i := 0; i < b.Rows; i++ {
-		for j := 0; j < b.Cols; j++ {
-			v := b.Values[i*b.Cols+j] / top
-			r, g, bl := 255, 255, 255
-			if v > 0 {
-				g, bl = int(255*(1-v)), int(255*(1-v))
-			} else {
-				r, g = int(255*(1+v)), int(255*(1+v))
-			}
-			cells = append(cells, svg("rect", "x", float64(j)*cell, "y", float64(i)*cell, "width", cell, "height", cell, "fill", fmt.Sprintf("rgb(%d,%d,%d)", r, g, bl)))
-		}
-	}
-	return svg("svg", "width", float64(b.Cols)*cell, "height", float64(b.Rows)*cell).ID("heatmap").Body(cells...)
 }
 
 func (p *ReconstructPage) renderRebuild() app.UI {
@@ -343,7 +320,7 @@ func (p *ReconstructPage) onSample(ctx app.Context, e app.Event) {
 				p.Status, p.Err = "error", err.Error()
 				return
 			}
-			p.Block, p.BlockMD, p.Status = out.Block, out.Markdown, "ready"
+			p.Block, p.BlockMD, p.Status, p.BlockFig = out.Block, out.Markdown, "ready", figureOf(out.Charts, "heatmap", "")
 		})
 	})
 }

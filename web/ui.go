@@ -24,23 +24,6 @@ func svg(name string, kv ...any) app.HTMLElem {
 	return e
 }
 
-// chart is an SVG of w × h with an id, its elements, and a caption.
-func chart(id string, w, h float64, caption string, els []app.UI) app.UI {
-	return box("hist",
-		svg("svg", "width", w, "height", h, "viewBox", fmt.Sprintf("0 0 %g %g", w, h)).ID(id).Body(els...),
-		app.Div().Class("muted").Text(caption),
-	)
-}
-
-// bar is a chart's bar from x to x+w, of height bh from the bottom h.
-func bar(x, w, h, bh float64, fill string, title string) app.UI {
-	r := svg("rect", "x", fmt.Sprintf("%.1f", x), "y", fmt.Sprintf("%.1f", h-bh), "width", fmt.Sprintf("%.1f", w), "height", fmt.Sprintf("%.1f", bh), "fill", fill)
-	if title != "" {
-		r = r.Body(svg("title").Text(title))
-	}
-	return r
-}
-
 // muted is a table cell shown muted.
 type muted string
 

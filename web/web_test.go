@@ -2,12 +2,15 @@ package web
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
 	"github.com/kvit-s/clefcheck/wasm/audit"
+	"github.com/kvit-s/clefcheck/wasm/chart"
+	"github.com/kvit-s/clefcheck/wasm/jobs"
 	"github.com/kvit-s/clefcheck/wasm/rebuild"
 	"github.com/kvit-s/clefcheck/wasm/report"
 )
@@ -78,15 +81,52 @@ func TestSafeHTTPAndClip(t *testing.T) {
 	}
 }
 
-func TestHistogram(t *testing.T) {
+// fig is a chart as a job's output carries it.
+func fig(c *chart.Chart, key string) jobs.Figure {
+	return jobs.Figure{ID: c.ID, Key: key, Caption: c.Caption, SVG: c.SVG}
+}
+
+// TestCharts: the pages show the figures the engine drew (package chart):
+// the latency histogram and the agreement on the Decisions page, the
+// heatmap on the Audit page and, for the pair opened, its spectrum (a
+// chart job, here run natively).
+func TestCharts(t *testing.T) {
 	ok := report.Answered
-	rows := []report.DecisionRow{{Status: ok, LatencyMS: 10}, {Status: ok, LatencyMS: 20}, {Status: ok, LatencyMS: 20}, {Status: ok, LatencyMS: 30}, {Status: report.Failed, LatencyMS: 99, Error: "timeout"}}
-	html := app.HTMLString(histogram(rows))
-	if got := strings.Count(html, "<rect"); got != 20 {
-		t.Errorf("%d bars, want 20", got)
+	rows := []report.DecisionRow{{Status: ok, LatencyMS: 10, Dataset: "arc", Choice: "A", Reference: "A"}, {Status: ok, LatencyMS: 20, Dataset: "arc", Choice: "B", Reference: "A"},
+		{Status: ok, LatencyMS: 20}, {Status: ok, LatencyMS: 30}, {Status: report.Failed, LatencyMS: 99, Error: "timeout"}}
+	d := &DecisionsPage{Status: "done", Rows: rows, Charts: []jobs.Figure{fig(chart.Latency("latency-histogram", rows), ""), fig(chart.Agreement("agreement-chart", rows), "")}}
+	html := app.HTMLString(d.Render())
+	for _, want := range []string{`id="latency-histogram"`, ">latency (ms)<", "p50 20 ms", "p90 30 ms", "Latency of the 4 answered decisions", `id="agreement-chart"`, "1/2 ✗"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("decisions lack %q", want)
+		}
 	}
-	if !strings.Contains(html, "latency 10.0–30.0 ms") {
-		t.Errorf("range: %s", html)
+	p := &AuditPage{Status: "done", Res: sampleResult()}
+	for i, m := range p.Res.Matrices[:3] {
+		m.Layer, m.Short, m.Module = 40+i, "mlp.gate_proj", fmt.Sprintf("model.language_model.layers.%d.mlp.gate_proj", 40+i)
+	}
+	p.Charts = []jobs.Figure{fig(chart.PairGrid("pair-grid", p.Res, chart.Sigma1), chart.Sigma1), fig(chart.PairGrid("pair-grid", p.Res, chart.FormDev), chart.FormDev)}
+	p.Metric = chart.FormDev
+	html = app.HTMLString(p.Render())
+	for _, want := range []string{`id="pair-grid"`, `data-pair="model.language_model.layers.41.mlp.gate_proj"`, `id="grid-metric"`, "SVD-form deviation of each of the"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("audit lacks %q", want)
+		}
+	}
+	if strings.Contains(html, `id="pair-detail"`) {
+		t.Error("a pair is open before any click")
+	}
+	// The chart job a click asks for.
+	out, err := runJob(t.Context(), &jobs.Spec{Kind: jobs.KindChart, Chart: &jobs.ChartSpec{Pair: p.Res.Matrices[1]}}, nil)
+	if err != nil || len(out.Charts) != 1 {
+		t.Fatalf("chart job: %v, %+v", err, out)
+	}
+	p.Pair, p.PairFig = p.Res.Matrices[1].Module, &out.Charts[0]
+	html = app.HTMLString(p.Render())
+	for _, want := range []string{`id="pair-detail"`, `id="pair-spectrum"`, ">σᵢ of s·B·A<", "σ2 = 1"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the pair opened lacks %q", want)
+		}
 	}
 }
 

@@ -55,6 +55,7 @@ func (c *AuditCommand) Run(ctx context.Context, args []string) error {
 	noProgress := fs.Bool("no-progress", false, "no progress on stderr")
 	cpuprofile := fs.String("cpuprofile", "", "write a Go CPU profile to `FILE` (for performance work)")
 	attest := fs.String("attest", "", "write to `FILE` an in-toto Statement v1 (SLSA verification summary predicate: the files and their SHA-256, the claims profile's digest, PASSED or FAILED), unsigned, ready to be signed by standard tools")
+	charts := fs.String("charts", "", "write the charts as SVG files to `DIR`: the adapter's modules × layers heatmaps (pair-grid-METRIC.svg) and each pair's spectrum (spectra/MODULE.svg), as the Audit page draws them")
 	color := colorFlag(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -119,6 +120,13 @@ func (c *AuditCommand) Run(ctx context.Context, args []string) error {
 		} else if err := os.WriteFile(*attest, append(data, '\n'), 0o644); err != nil {
 			return err
 		}
+	}
+	if *charts != "" {
+		n, err := writeCharts(ctx, *charts, out, host, c.stderr)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stderr, "clefcheck audit: %d charts written to %s\n", n, *charts)
 	}
 	return done(c.stdout, *asJSON, *color, res, res.Outcome, func(w io.Writer) {
 		printAudit(w, res, *matrices)

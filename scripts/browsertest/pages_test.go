@@ -42,9 +42,9 @@ func TestBrowserHidden(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no PASS (%q): %v", text, err)
 	}
-	bars, _ := eval[int](p, `document.querySelectorAll("#drift-plot rect").length`)
-	if bars != 24 {
-		t.Errorf("%d bars in the drift plot, want one per captured layer (24)", bars)
+	bars, _ := eval[int](p, `document.querySelectorAll("#drift-plot rect.c-bar").length`)
+	if bars != 2*24 {
+		t.Errorf("%d bars in the drift plot, want two per captured layer (rel. L2 and 1 − cos, 24 layers)", bars)
 	}
 }
 
@@ -67,7 +67,7 @@ func TestBrowserReconstruct(t *testing.T) {
 	if err := p.waitJS("the block's heatmap", visible("#heatmap"), time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	cells, _ := eval[int](p, `document.querySelectorAll("#heatmap rect").length`)
+	cells, _ := eval[int](p, `[...document.querySelectorAll("#heatmap rect > title")].filter(t => t.textContent.startsWith("ΔW[")).length`)
 	if cells != 32*32 {
 		t.Errorf("%d heatmap cells, want 32×32", cells)
 	}

@@ -158,6 +158,18 @@ func (a *auditor) yield() {
 }
 
 func (a *auditor) finish() *Result {
+	if len(a.res.Matrices) > 0 {
+		t := a.opt.Tol
+		a.res.Summary.Tol = &report.AuditTol{SigmaRel: t.SigmaRel, SigmaAbs: t.SigmaAbs, FroRel: t.FroRel, Form: t.Form}
+		if p := a.opt.Claims; p != nil && p.Fidelity.ResidualToNoiseMax > 0 {
+			a.res.Summary.Tol.ResidualToNoise = &[2]float64{p.Fidelity.ResidualToNoiseMin, p.Fidelity.ResidualToNoiseMax}
+		}
+	}
+	for _, m := range a.res.Matrices {
+		if m.Sigma != nil && m.Fro >= 0 {
+			m.RankTol = spectral.RankTolerance(m.Sigma, m.Out, m.In)
+		}
+	}
 	a.c.Findings = capFindings(a.c.Findings)
 	a.res.Outcome = a.c.Outcome()
 	return a.res

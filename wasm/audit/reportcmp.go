@@ -53,6 +53,10 @@ func (a *auditor) compareReport() {
 			a.c.Addf(report.ReportMismatch, report.Fail, x.Module, []int{m.Out, m.In}, x.Shape, "ΔW is %d × %d, the report says %v", m.Out, m.In, x.Shape)
 		}
 		a.claimedFidelity(x, m)
+		if x.ResidualToNoise != nil {
+			v := *x.ResidualToNoise
+			m.ReportR2N = &v
+		}
 		if m.Sigma == nil {
 			continue
 		}
@@ -71,6 +75,7 @@ func (a *auditor) compareReport() {
 				}
 			}
 			m.ReportSV = &worst
+			m.ReportSigma = x.SingularValues
 			if at >= 0 && worst > 1 {
 				a.c.Addf(report.ReportMismatch, report.Fail, x.Module, m.Sigma[at], x.SingularValues[at],
 					"σ%d = %.6g, the report says %.6g (off by %.2f%%, tolerance %.2f%% + %.3g·σ₁)", at+1, m.Sigma[at], x.SingularValues[at],

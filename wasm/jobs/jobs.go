@@ -22,6 +22,7 @@ const (
 	KindClaims    = "claims"    // → ClaimNames; ClaimsFile → ClaimsName, ClaimsJSON (checked)
 	KindSource    = "source"    // Adapter (a URL or Hub source) → Source, Listing: what it resolves to
 	KindCache     = "cache"     // [Clear] → Cache: the browser's cache of byte ranges (the engine worker's; natively none)
+	KindChart     = "chart"     // Chart → Charts: one figure drawn on demand (a pair's spectrum, a record's drift)
 )
 
 // Input says where a job's files are: a base URL read by range (with an
@@ -118,6 +119,31 @@ type Spec struct {
 	Browser bool     `json:"browser,omitempty"` // the demo model of Site, here
 	Prompt  string   `json:"prompt,omitempty"`
 	Options []string `json:"options,omitempty"`
+	// Chart is what a chart job draws.
+	Chart *ChartSpec `json:"chart,omitempty"`
+}
+
+// ChartSpec asks for one figure (package chart draws it in the engine:
+// app.wasm links no chart code): a pair's spectrum against the report and
+// the tolerances, or one record's hidden-state drift per layer.
+type ChartSpec struct {
+	Pair      *report.AuditMatrix `json:"pair,omitempty"`
+	Tol       *report.AuditTol    `json:"tol,omitempty"`
+	Layers    []report.LayerStats `json:"layers,omitempty"`
+	HiddenTol report.HiddenTol    `json:"hidden_tol"`
+	What      string              `json:"what,omitempty"` // the record the layers are of
+}
+
+// Figure is a chart as SVG (self-contained: axes, legend, tolerances, a
+// <title> hover text on every mark, and its caption in <title>/<desc>),
+// with its caption to show below it. Key tells figures of one kind apart
+// (an adapter heatmap's metric), Label names it for a chooser.
+type Figure struct {
+	ID      string `json:"id"`
+	Key     string `json:"key,omitempty"`
+	Label   string `json:"label,omitempty"`
+	Caption string `json:"caption"`
+	SVG     string `json:"svg"`
 }
 
 // Inputs are the spec's inputs that are set (a host attaches the files
@@ -177,6 +203,11 @@ type Output struct {
 	// Markdown is the report of an audit, a block, a rebuild, a hidden
 	// state comparison or a batch of decisions, for download.
 	Markdown string `json:"markdown,omitempty"`
+	// Charts are the result's figures (package chart): an audit's
+	// modules × layers heatmaps (one per metric), a block's ΔW, a hidden
+	// comparison's drift per layer, a batch's latency and agreement; a
+	// chart job's one figure.
+	Charts []Figure `json:"charts,omitempty"`
 }
 
 // CacheInfo is the browser's cache of the byte ranges read from URLs

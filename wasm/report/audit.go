@@ -32,6 +32,22 @@ type AuditMatrix struct {
 	Method     string   `json:"method,omitempty"`
 	SigmaBound *float64 `json:"sigma_bound,omitempty"`
 	Skipped    string   `json:"skipped,omitempty"` // why values were not checked
+	// What the charts draw beside the figures: the extraction report's
+	// singular values and residual/noise for this module (when a report
+	// lists it), and the numerical-rank cut (σ below it count as zero).
+	ReportSigma []float64 `json:"report_sigma,omitempty"`
+	ReportR2N   *float64  `json:"report_residual_to_noise,omitempty"`
+	RankTol     float64   `json:"rank_tol,omitempty"`
+}
+
+// AuditTol are the tolerances an audit applied (audit.Tolerances), and
+// the claims' residual/noise band when a claims profile states one.
+type AuditTol struct {
+	SigmaRel        float64     `json:"sigma_rel"` // σ against the report: |σ − σ_report| ≤ SigmaRel·σ_report + SigmaAbs·σ₁,report
+	SigmaAbs        float64     `json:"sigma_abs"`
+	FroRel          float64     `json:"fro_rel"`
+	Form            float64     `json:"form"` // SVD-form deviation
+	ResidualToNoise *[2]float64 `json:"residual_to_noise,omitempty"`
 }
 
 // AuditSummary is the inventory of the adapter (audit.Summary).
@@ -60,6 +76,8 @@ type AuditSummary struct {
 	Seconds      float64        `json:"seconds"`
 	Unknown      []string       `json:"unknown_config_fields,omitempty"`
 	Expectations string         `json:"expected_from"`
+	// Tol are the tolerances applied (absent when nothing was audited).
+	Tol *AuditTol `json:"tolerances,omitempty"`
 }
 
 // Audit is an audit's outcome, in the CLI's --json schema (audit.Result).

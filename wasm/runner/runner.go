@@ -67,6 +67,9 @@ func Run(ctx context.Context, spec *jobs.Spec, h Host, emit func(jobs.Event)) (*
 	}
 	if out != nil {
 		stamp(out, spec, begun)
+		if spec.Kind != jobs.KindChart {
+			out.Charts = append(out.Charts, figures(out)...)
+		}
 	}
 	return out, err
 }
@@ -95,6 +98,8 @@ func dispatch(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 		return runClaims(spec, h)
 	case jobs.KindSource:
 		return runSource(ctx, spec)
+	case jobs.KindChart:
+		return runChart(spec)
 	}
 	return nil, fmt.Errorf("runner: unknown kind %q", clip(spec.Kind, 40))
 }
