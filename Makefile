@@ -41,8 +41,11 @@ PAGES = github.com/kvit-s/clefcheck/web
 # Raised from 8,000,000 to 8,100,000 when the pages gained the Hub sources,
 # provenance, the operator flow and the cache panel (go-app and the net/http
 # it imports are ~7.6 MB of it); the gzip budget, what a visitor downloads,
-# is unchanged.
-APP_RAW = 8100000
+# is unchanged. Raised to 8,200,000 when the pages gained the charts (drawn in
+# the engine; the pages only host their SVG and its clicks), Reconstruct's
+# link, sampled rebuild and card checkpoints, and the tables: about 110 KB
+# more, 17 KB more of gzip.
+APP_RAW = 8200000
 APP_GZIP = 2500000
 
 # The main job on the demo world: the site, with the demo world and its

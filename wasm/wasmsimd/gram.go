@@ -1,0 +1,129 @@
+package wasmsimd
+
+// gramBody is gram(p, k, stride, g): the Gram panel update of package
+// spectral (spectral.GramKernel). For P k × stride f32 (row-major, stride
+// a multiple of 16, k ≥ 1) it adds Pᵀ·P into g (stride × stride f64) in
+// tiles of 4 rows × 8 columns on and above the diagonal: per row of P two
+// loads of b = P[t, j0:j0+8], four splats of a = P[t, i0+r] and eight
+// products into eight f32x4 sums, the sums over the panel's k rows then
+// added into g in float64, as the portable kernel does (tiles reaching
+// below the diagonal fill entries the Gram never reads).
+func gramBody() []byte {
+	const (
+		pP, pK, pStride, pG                = 0, 1, 2, 3
+		lRowBytes, lPEnd, lI0, lJ0, lA, lB = 4, 5, 6, 7, 8, 9
+		lAEnd, lGRow, lRowG                = 10, 11, 12
+		lAcc                               = 13 // 13–20: row r, half h at 13 + 2r + h
+		lB0, lB1, lS                       = 21, 22, 23
+		nI32, nV128                        = 9, 11
+	)
+	var a asm
+	a.get(pStride)
+	a.i32(2)
+	a.op(0x74) // i32.shl
+	a.set(lRowBytes)
+	a.get(pStride)
+	a.i32(3)
+	a.op(0x74)
+	a.set(lRowG) // a row of g: stride·8 bytes
+	a.get(pP)
+	a.get(pK)
+	a.get(lRowBytes)
+	a.op(0x6c, 0x6a) // i32.mul, i32.add
+	a.set(lPEnd)
+	a.i32(0)
+	a.set(lI0)
+	a.op(0x03, 0x40) // i0: four rows of the Gram (16 bytes of a row of P)
+	a.get(lI0)
+	a.i32(0x60) // i32.const -32 (one byte of signed LEB128)
+	a.op(0x71)  // i32.and: i0 rounded down to a tile of 8 columns
+	a.set(lJ0)
+	a.op(0x03, 0x40) // j0: eight columns
+	for l := byte(lAcc); l < lAcc+8; l++ {
+		a.vzero(l)
+	}
+	a.get(pP)
+	a.get(lI0)
+	a.op(0x6a)
+	a.set(lA)
+	a.get(pP)
+	a.get(lJ0)
+	a.op(0x6a)
+	a.set(lB)
+	a.get(lPEnd)
+	a.get(lI0)
+	a.op(0x6a)
+	a.set(lAEnd)
+	a.op(0x03, 0x40) // t: the panel's rows
+	a.get(lB)
+	a.vload()
+	a.set(lB0)
+	a.get(lB)
+	a.v(0x00, 4, 16) // v128.load offset 16
+	a.set(lB1)
+	for r := byte(0); r < 4; r++ {
+		a.get(lA)
+		a.v(opLoad32Splat, 2, 4*r)
+		a.set(lS)
+		for h := byte(0); h < 2; h++ {
+			acc := lAcc + 2*r + h
+			a.get(acc)
+			a.get(lS)
+			a.get(lB0 + h)
+			a.v(opF32Mul)
+			a.v(opF32Add)
+			a.set(acc)
+		}
+	}
+	a.get(lA)
+	a.get(lRowBytes)
+	a.op(0x6a)
+	a.set(lA)
+	a.get(lB)
+	a.get(lRowBytes)
+	a.op(0x6a)
+	a.set(lB)
+	a.whileLt(lA, lAEnd)
+	// g[i0 + r, j0 : j0+8] += the sums, in float64: the row of g at
+	// g + (i0/4 + r)·stride·8 + j0·2 bytes (i0, j0 in bytes of P's row).
+	a.get(pG)
+	a.get(lI0)
+	a.get(pStride)
+	a.op(0x6c) // i32.mul
+	a.i32(1)
+	a.op(0x74) // ·2
+	a.op(0x6a)
+	a.get(lJ0)
+	a.i32(1)
+	a.op(0x74)
+	a.op(0x6a)
+	a.set(lGRow)
+	for r := byte(0); r < 4; r++ {
+		for h := byte(0); h < 2; h++ {
+			acc := lAcc + 2*r + h
+			for half := byte(0); half < 2; half++ {
+				off := 32*h + 16*half
+				a.get(lGRow)
+				a.get(lGRow)
+				a.v(0x00, 4, off) // the f64x2 of g there
+				a.get(acc)
+				if half == 1 {
+					a.get(acc)
+					a.v(opShuffle, 8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15)
+				}
+				a.v(opF64PromoteLow)
+				a.v(opF64Add)
+				a.vstore(off)
+			}
+		}
+		a.get(lGRow)
+		a.get(lRowG)
+		a.op(0x6a)
+		a.set(lGRow)
+	}
+	a.add(lJ0, 32)
+	a.whileLt(lJ0, lRowBytes)
+	a.add(lI0, 16)
+	a.whileLt(lI0, lRowBytes)
+	return a.body(nI32, tI32, nV128, tV128)
+}
