@@ -73,7 +73,7 @@ func (r *jobRunner) start(m msg.Job) {
 				return pool.Remote
 			},
 			Yield:        y.Yield,
-			DigestWindow: digestWindow,
+			DigestWindow: windowFor(&spec),
 		}
 		event := func(e jobs.Event) {
 			if b, err := report.JSON(e); err == nil {
@@ -131,6 +131,18 @@ func (r *jobRunner) cancel(id int) {
 	if c != nil {
 		c()
 	}
+}
+
+// windowFor is the digest window of a job: none for local files, whose
+// digest reads them itself (in order, beside the pool: a local read is
+// cheap), so that the pool workers read their spans straight from the
+// File and the engine worker holds no span; digestWindow for URLs, whose
+// bytes should cross the network once.
+func windowFor(spec *jobs.Spec) int64 {
+	if spec.Adapter != nil && spec.Adapter.Files != "" {
+		return 0
+	}
+	return digestWindow
 }
 
 // digestWindow is how many bytes of a file an audit's digest holds while
