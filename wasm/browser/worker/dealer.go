@@ -59,14 +59,17 @@ func (p *AuditPool) buffer(n int64) []byte {
 			return b[:n]
 		}
 	}
-	return make([]byte, n)
+	// Capacities in steps of 16 MiB, so that spans of neighbouring sizes
+	// reuse each other's buffers (fewer of them live at once).
+	return make([]byte, n, (n+16<<20-1)&^(16<<20-1))
 }
 
-// release gives a span buffer back (a few are kept).
+// release gives a span buffer back (a few are kept: about as many as
+// there are spans in flight).
 func (p *AuditPool) release(b []byte) {
 	p.bufMu.Lock()
 	defer p.bufMu.Unlock()
-	if len(p.bufs) < 8 {
+	if len(p.bufs) < 4 {
 		p.bufs = append(p.bufs, b)
 	}
 }

@@ -4,6 +4,7 @@ package worker
 
 import (
 	"context"
+	"runtime/debug"
 	"syscall/js"
 
 	"github.com/kvit-s/clefcheck/wasm/browser"
@@ -30,6 +31,11 @@ func Serve() {
 		self.Delete("clefcheckQueue")
 	}
 	post := func(m js.Value) { self.Call("postMessage", m) }
+	// A WebAssembly memory never shrinks: what the heap once reached the
+	// tab holds. A soft limit makes the collector work harder as the heap
+	// nears it, rather than letting it double over the live set (which is
+	// mostly span buffers, pointer-free and cheap to collect around).
+	debug.SetMemoryLimit(memoryLimit)
 	simdErr := ""
 	if err := InstallSIMD(); err != nil {
 		simdErr = err.Error()
@@ -50,3 +56,7 @@ func Serve() {
 		}
 	}
 }
+
+// memoryLimit is each worker's soft memory limit (runtime/debug): about
+// the spans in flight, the digest window and the caches, with room.
+const memoryLimit = 384 << 20
