@@ -30,7 +30,7 @@ read by range at the commit their revision resolves to. Without --base and
 
 A sampled rebuild (--rows) reads N rows of each module from both
 checkpoints and estimates each module's figures with an interval (all of
-them together at 95 %): a claim is judged where the interval settles it,
+them together at 99.9 %): a claim is judged where the interval settles it,
 and warns "not enough rows to decide" where it straddles it.
 `
 }
