@@ -22,6 +22,7 @@ const (
 	KindClaims    = "claims"    // → ClaimNames; ClaimsFile → ClaimsName, ClaimsJSON (checked)
 	KindSource    = "source"    // Adapter (a URL or Hub source) → Source, Listing: what it resolves to
 	KindCache     = "cache"     // [Clear] → Cache: the browser's cache of byte ranges (the engine worker's; natively none)
+	KindCodes     = "codes"     // → Codes: every finding code, documented (the pages' codes page)
 )
 
 // Input says where a job's files are: a base URL read by range (with an
@@ -174,6 +175,8 @@ type Output struct {
 	// as it is (the Markdown report's section).
 	Provenance string     `json:"provenance,omitempty"`
 	Cache      *CacheInfo `json:"cache,omitempty"`
+	// Codes documents every finding code (report.Codes).
+	Codes []report.CodeDoc `json:"codes,omitempty"`
 	// Markdown is the report of an audit, a block, a rebuild, a hidden
 	// state comparison or a batch of decisions, for download.
 	Markdown string `json:"markdown,omitempty"`

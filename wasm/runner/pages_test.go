@@ -87,3 +87,18 @@ func TestHiddenLiveOperator(t *testing.T) {
 		t.Fatalf("%s %+v %q", h.Verdict, h.Summary, out.Note)
 	}
 }
+
+// TestCodesJob: the codes page's job answers the documented codes.
+func TestCodesJob(t *testing.T) {
+	out, err := Run(context.Background(), &jobs.Spec{Kind: jobs.KindCodes}, urlHost(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, d := range out.Codes {
+		found = found || (d.Code == "pair.missing" && d.When != "")
+	}
+	if len(out.Codes) < 25 || !found {
+		t.Errorf("%d codes, pair.missing documented: %v", len(out.Codes), found)
+	}
+}

@@ -95,6 +95,8 @@ func dispatch(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 		return runClaims(spec, h)
 	case jobs.KindSource:
 		return runSource(ctx, spec)
+	case jobs.KindCodes:
+		return &jobs.Output{Codes: report.Codes}, nil
 	}
 	return nil, fmt.Errorf("runner: unknown kind %q", clip(spec.Kind, 40))
 }
@@ -232,7 +234,7 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 	if h.AuditRemote != nil {
 		opt.Remote = h.AuditRemote(raw, spec.Adapter, opt, func(n int, k string) {
 			started, kernel = n, k
-			engine = fmt.Sprintf("%d Web Workers", n)
+			engine = report.Plural(n, "Web Worker")
 			em.send(jobs.Event{Engine: engine})
 		})
 	}
