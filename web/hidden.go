@@ -23,8 +23,7 @@ type HiddenPage struct {
 	Err    string
 	Note   string
 	Res    *report.Hidden
-	MD     string // the result as Markdown (from the engine)
-	PageNo int
+	MD     string   // the result as Markdown (from the engine)
 	Op     operator // the operator's records and references
 	Link   string
 }
@@ -55,8 +54,8 @@ func (p *HiddenPage) Render() app.UI {
 		app.P().Class("lead").Text("Compares a server's hidden states with the references, record by record and layer by layer: token ids must match exactly, then cosine similarity, NMSE, max |Δ| and relative L2 error per captured layer (tolerances: cos ≥ 1 − 10⁻³, rel. L2 ≤ 1.6·10⁻²)."),
 		box("card controls",
 			button("hidden-demo", "primary", "Demo: capture from the demo service", p.Status == "running", p.onDemo),
-			field("hidden-server", "url", "decision server (default: this site's demo service)", p.Server, valueTo(&p.Server)),
-			field("hidden-token", "password", "bearer token (optional)", p.Token, valueTo(&p.Token)),
+			labelled("hidden-server", "Decision server", field("hidden-server", "url", "http(s)://host:port (default: this site's demo service)", p.Server, valueTo(&p.Server))),
+			labelled("hidden-token", "Token", field("hidden-token", "password", "bearer token (optional)", p.Token, valueTo(&p.Token))),
 			button("hidden-run", "", "Capture and compare", p.Status == "running", p.onCapture),
 			shareLink(p.Link, func(l string) { p.Link = l }, p.link),
 		),
@@ -76,8 +75,6 @@ func (p *HiddenPage) Render() app.UI {
 func (p *HiddenPage) renderResult() app.UI {
 	r := p.Res
 	s := r.Summary
-	lo, hi, pg, pages := paged(len(r.Records), p.PageNo)
-	rows := r.Records[lo:hi]
 	// With nothing compared there is no figure to show.
 	figures, why, table := " nothing compared", app.UI(app.Text("")), app.UI(app.Text(""))
 	if s.Compared > 0 {
@@ -86,8 +83,8 @@ func (p *HiddenPage) renderResult() app.UI {
 	if r.Verdict == report.VerdictError {
 		why = couldNot(r.Findings)
 	}
-	if len(rows) > 0 {
-		table = hiddenTable(rows, pg, pages, func(n int) { p.PageNo = n })
+	if len(r.Records) > 0 {
+		table = app.Div().Body(box("card", app.H2().Text("Layers"), grid("hidden-layers", nil)), box("card", app.H2().Text("Records, worst first"), grid("hidden-records", nil)))
 	}
 	return app.Div().Body(
 		box("card summary",
@@ -98,29 +95,6 @@ func (p *HiddenPage) renderResult() app.UI {
 			downloads("hidden-json", "hidden-md", "clefcheck-hidden", jsonOf(p.Res), p.MD),
 		),
 		why, table,
-	)
-}
-
-// hiddenTable is a page of the records, worst first.
-func hiddenTable(rows []report.RecordStats, pg, pages int, set func(int)) app.UI {
-	return app.Div().Body(
-		app.Table().ID("hidden-records").Body(
-			head("record", "status", "worst layer", "cosine", "rel. L2", "NMSE", "detail"),
-			app.TBody().Body(app.Range(rows).Slice(func(i int) app.UI {
-				rs := rows[i]
-				cls := "ok"
-				if rs.Status != "ok" {
-					cls = "bad"
-				}
-				w := rs.Worst
-				layer, cos, rel, nmse := "–", "–", "–", "–"
-				if w != nil {
-					layer, cos, rel, nmse = fmt.Sprint(w.Layer), fmt.Sprintf("%.6f", w.Cosine), fmt.Sprintf("%.4g", w.RelL2), fmt.Sprintf("%.3g", w.NMSE)
-				}
-				return row(cls, clip(rs.ID, 60), clip(rs.Status, 40), layer, cos, rel, nmse, muted(clip(rs.Detail, 200)))
-			})),
-		),
-		pager("hidden-page", pg, pages, set),
 	)
 }
 
@@ -184,7 +158,7 @@ func (p *HiddenPage) capture(ctx app.Context, operator bool) {
 	}
 	server, err := safeHTTP(server)
 	if err != nil {
-		p.Status, p.Err = "error", err.Error()
+		p.Status, p.Err = "error", "decision server: "+err.Error()
 		return
 	}
 	spec := &jobs.Spec{Kind: jobs.KindHidden, Server: server, Token: p.Token, Site: demoSite()}
@@ -210,7 +184,7 @@ func (p *HiddenPage) run(ctx app.Context, spec *jobs.Spec, note string) {
 				p.Status, p.Err = "error", err.Error()
 				return
 			}
-			p.Res, p.MD, p.Status, p.Note, p.PageNo = out.Hidden, out.Markdown, "done", out.Note, 0
+			p.Res, p.MD, p.Status, p.Note = out.Hidden, out.Markdown, "done", out.Note
 		})
 	})
 }

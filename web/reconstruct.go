@@ -161,8 +161,6 @@ func (p *ReconstructPage) renderRebuild() app.UI {
 	for _, m := range r.Matrices {
 		worst, worstRel = math.Max(worst, m.ResidualToNoise), math.Max(worstRel, m.RebuiltRelError)
 	}
-	lo, hi, pg, pages := paged(len(r.Matrices), p.RebuildPage)
-	rows := r.Matrices[lo:hi]
 	figures, why := " nothing compared", app.UI(app.Text(""))
 	if r.Compared > 0 || len(r.Matrices) > 0 {
 		figures = fmt.Sprintf(" %d tensors compared, %d differ; %d modules rebuilt; largest residual/noise %.4g, largest rebuilt relative error %.4g%%", r.Compared, len(r.Differing), len(r.Matrices), worst, 100*worstRel)
@@ -173,14 +171,7 @@ func (p *ReconstructPage) renderRebuild() app.UI {
 	return app.Div().Class("card").ID("recon-rebuild-result").Body(
 		badge("rebuild-verdict", r.Verdict),
 		app.Span().Text(figures), why,
-		app.Table().Body(
-			head("module", "out × in", "residual / noise", "rebuilt rel. error"),
-			app.TBody().Body(app.Range(rows).Slice(func(i int) app.UI {
-				m := rows[i]
-				return row("", clip(m.Module, 70), fmt.Sprintf("%d × %d", m.Out, m.In), fmt.Sprintf("%.4f", m.ResidualToNoise), fmt.Sprintf("%.4g%%", 100*m.RebuiltRelError))
-			})),
-		),
-		pager("rebuild-page", pg, pages, func(n int) { p.RebuildPage = n }),
+		grid("rebuild-modules", nil),
 	)
 }
 

@@ -88,11 +88,11 @@ func paged(n, pg int) (lo, hi, page, pages int) {
 }
 
 // pager moves between pages; set is given the new page.
-func pager(id string, pg, pages int, set func(int)) app.UI {
+func pager(id string, pg, pages int, set func(app.Context, int)) app.UI {
 	return box("pager",
-		button("", "", "‹", pg == 0, func(ctx app.Context, e app.Event) { set(pg - 1) }),
+		button("", "", "‹ previous", pg == 0, func(ctx app.Context, e app.Event) { set(ctx, pg-1) }),
 		app.Span().ID(id).Text(fmt.Sprintf(" page %d of %d ", pg+1, pages)),
-		button("", "", "›", pg >= pages-1, func(ctx app.Context, e app.Event) { set(pg + 1) }),
+		button("", "", "next ›", pg >= pages-1, func(ctx app.Context, e app.Event) { set(ctx, pg+1) }),
 	)
 }
 

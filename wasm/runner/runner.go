@@ -67,6 +67,12 @@ func Run(ctx context.Context, spec *jobs.Spec, h Host, emit func(jobs.Event)) (*
 	}
 	if out != nil {
 		stamp(out, spec, begun)
+		if out.Audit != nil {
+			out.Lines = out.Audit.Summary.Lines(false)
+		}
+		if ts := Tables(out); len(ts) > 0 {
+			out.Tables = keepTables(ts)
+		}
 	}
 	return out, err
 }
@@ -97,6 +103,8 @@ func dispatch(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 		return runSource(ctx, spec)
 	case jobs.KindCodes:
 		return &jobs.Output{Codes: report.Codes}, nil
+	case jobs.KindTable:
+		return tableJob(spec)
 	}
 	return nil, fmt.Errorf("runner: unknown kind %q", clip(spec.Kind, 40))
 }
@@ -206,7 +214,7 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 			if spec.Label != "" {
 				r.Summary.Adapter = spec.Label
 			}
-			em.send(jobs.Event{Inventory: r})
+			em.send(jobs.Event{Inventory: r, Lines: r.Summary.Lines(true)})
 		},
 		Yield: func() error {
 			if h.Yield != nil {
@@ -275,7 +283,10 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 			return nil, err
 		}
 		ropt.Adapter, ropt.Claims, ropt.Report, ropt.Workers, ropt.Progress = fsys, prof, opt.Report, workers(spec), em.status
-		if res.Rebuild, err = rebuild.Run(ctx, ropt); err != nil {
+		if res.Rebuild, err = rebuild.Run(ctx, ropt); err == nil {
+			res.Rebuild.Bounds = rebuildBounds(prof)
+		}
+		if err != nil {
 			return nil, err
 		}
 		res.Add(res.Rebuild.Findings...)
