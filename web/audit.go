@@ -243,9 +243,9 @@ func (p *AuditPage) renderResult() app.UI {
 			}),
 		),
 		why,
-		app.If(r.Provenance != nil && !p.Partial, func() app.UI { return renderProvenance() }),
 		app.If(!p.Partial && (!failed || len(r.Findings) > count[report.Unchecked]), func() app.UI { return p.renderFindings(count) }),
 		app.If(!p.Partial && len(r.Matrices) > 0, func() app.UI { return p.renderPairs() }),
+		app.If(r.Provenance != nil && !p.Partial, func() app.UI { return renderProvenance() }),
 	)
 }
 

@@ -30,7 +30,7 @@ func (p *AuditPage) renderStatus() app.UI {
 	case "running":
 		s, ph := p.Prog, p.phase()
 		// The figures once the sizes are known; until then the step's name.
-		detail, bar := auditPhases[ph]+"…", app.Progress()
+		detail, bar := "", app.Progress()
 		if s.Total > 0 {
 			detail, bar = s.String(), bar.Max(1).Value(fmt.Sprintf("%.4f", s.Fraction()))
 		}

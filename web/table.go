@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
@@ -64,9 +65,11 @@ func grid(id string, drawn func(r report.Row) app.UI) app.UI {
 		return app.Text("")
 	}
 	v := t.View
+	// go-app keeps an element's first handler when a later one comes from
+	// the same function literal: a handler reads the view when it runs.
 	set := func(f func(s string, w *report.View)) app.EventHandler {
 		return func(ctx app.Context, e app.Event) {
-			w := v
+			w := pageOf(id).View
 			f(ctx.JSSrc().Get("value").String(), &w)
 			show(ctx, id, w, false)
 		}
@@ -86,13 +89,15 @@ func grid(id string, drawn func(r report.Row) app.UI) app.UI {
 			for _, g := range t.Groups {
 				kv = append(kv, g, g)
 			}
-			filters = append(filters, labelled(id+"-module", t.Group, choice(id+"-module", v.Module, set(func(s string, w *report.View) { w.Module, w.Page = s, 0 }), kv...)))
+			filters = append(filters, labelled(id+"-module", strings.ToUpper(t.Group[:1])+t.Group[1:], choice(id+"-module", v.Module, set(func(s string, w *report.View) { w.Module, w.Page = s, 0 }), kv...)))
 		}
 		filters = append(filters,
 			labelled(id+"-search", "Search", app.Input().ID(id+"-search").Type("search").Placeholder("text in any column").Value(v.Query).
 				OnChange(set(func(s string, w *report.View) { w.Query, w.Page = s, 0 }))),
-			button(id+"-failing", onOff[v.Failing], failingLabel(v.Failing, t.Failing), t.Failing == 0 && !v.Failing, set(func(_ string, w *report.View) { w.Failing, w.Page = !w.Failing, 0 })),
-			button(id+"-csv", "", "Download CSV", t.Shown == 0, func(ctx app.Context, e app.Event) { show(ctx, id, v, true) }),
+			app.If(id != "codes", func() app.UI {
+				return button(id+"-failing", onOff[v.Failing], failingLabel(v.Failing, t.Failing), t.Failing == 0 && !v.Failing, set(func(_ string, w *report.View) { w.Failing, w.Page = !w.Failing, 0 }))
+			}),
+			button(id+"-csv", "", "Download CSV", t.Shown == 0, func(ctx app.Context, e app.Event) { show(ctx, id, pageOf(id).View, true) }),
 			span("muted", fmt.Sprintf("%d of %d rows", t.Shown, t.Total)),
 		)
 	}
@@ -107,8 +112,11 @@ func grid(id string, drawn func(r report.Row) app.UI) app.UI {
 			}
 		}
 		th := app.Th().Title(c.Tip)
-		if plain {
+		if plain || c.Kind == "spectrum" {
 			ths[i] = th.Text(c.Name)
+			if !plain {
+				legend = append(legend, app.Li().Body(span("k", c.Name), app.Text(" "+c.Tip)))
+			}
 			continue
 		}
 		ths[i] = th.Attr("aria-sort", sort).Body(button("", "sort", name, false, set(func(_ string, w *report.View) {
@@ -125,9 +133,9 @@ func grid(id string, drawn func(r report.Row) app.UI) app.UI {
 			app.TBody().Body(app.Range(rows).Slice(func(i int) app.UI { return gridRow(t, rows[i], drawn) })),
 		)),
 		app.If(t.Pages > 1, func() app.UI {
-			return pager(id+"-page", v.Page, t.Pages, func(ctx app.Context, n int) {
-				w := v
-				w.Page = n
+			return pager(id+"-page", v.Page, t.Pages, func(ctx app.Context, d int) {
+				w := pageOf(id).View
+				w.Page += d
 				show(ctx, id, w, false)
 			})
 		}),

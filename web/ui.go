@@ -87,12 +87,13 @@ func paged(n, pg int) (lo, hi, page, pages int) {
 	return page * rowsPerPage, min(n, (page+1)*rowsPerPage), page, pages
 }
 
-// pager moves between pages; set is given the new page.
-func pager(id string, pg, pages int, set func(app.Context, int)) app.UI {
+// pager moves between pages; move is given −1 or +1 (the handlers read
+// no page of their own: go-app keeps a button's first handler).
+func pager(id string, pg, pages int, move func(app.Context, int)) app.UI {
 	return box("pager",
-		button("", "", "‹ previous", pg == 0, func(ctx app.Context, e app.Event) { set(ctx, pg-1) }),
+		button("", "", "‹ previous", pg == 0, func(ctx app.Context, e app.Event) { move(ctx, -1) }),
 		app.Span().ID(id).Text(fmt.Sprintf(" page %d of %d ", pg+1, pages)),
-		button("", "", "next ›", pg >= pages-1, func(ctx app.Context, e app.Event) { set(ctx, pg+1) }),
+		button("", "", "next ›", pg >= pages-1, func(ctx app.Context, e app.Event) { move(ctx, 1) }),
 	)
 }
 

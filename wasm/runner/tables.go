@@ -115,6 +115,17 @@ func shapeCell(out, in int) report.Cell {
 	return c
 }
 
+// moduleCell shows a module as its type (mlp.gate_proj) when its layer
+// has a column of its own; the CSV keeps the full path.
+func moduleCell(module string) report.Cell {
+	full := report.Clip(module, 200)
+	c := report.TextCell(full)
+	if layerOf(module) >= 0 {
+		c.T, c.CSV = peft.ShortModule(module), &full
+	}
+	return c
+}
+
 func layerCell(l int) report.Cell {
 	if l < 0 {
 		return none
@@ -140,7 +151,7 @@ func findingsGrid(fs []report.Finding) *report.Table {
 func pairsTable(a *report.Audit) *report.Table {
 	t := &report.Table{ID: "matrices", Name: "clefcheck-pairs", Group: "module", Cols: []report.Column{
 		{Name: "status", Tip: "the worst finding about this pair: ✗ fail, ! warn, i info, ✓ ok", Num: true},
-		{Name: "module", Tip: "the module the pair adapts (its path in the model)"},
+		{Name: "module", Tip: "the module the pair adapts, under its layer (the CSV has its full path)"},
 		{Name: "layer", Tip: "the decoder layer", Num: true},
 		{Name: "out × in", Tip: "the shape of ΔW = s·B·A (B is out × r, A is r × in); sorts by out·in", Num: true},
 		{Name: "r", Tip: "the factors' rank, from their shapes", Num: true},
@@ -164,7 +175,7 @@ func pairsTable(a *report.Audit) *report.Table {
 		if m.ReportSV != nil {
 			rs = num(*m.ReportSV, "%.2f")
 		}
-		t.Rows = append(t.Rows, report.Row{Cells: []report.Cell{st, report.TextCell(report.Clip(m.Module, 70)), layerCell(m.Layer), shapeCell(m.Out, m.In),
+		t.Rows = append(t.Rows, report.Row{Cells: []report.Cell{st, moduleCell(m.Module), layerCell(m.Layer), shapeCell(m.Out, m.In),
 			report.NumCell(float64(m.Rank), fmt.Sprint(m.Rank)), rk, sig, report.TextCell(""), fd, rs, methodCell(m)},
 			Class: cls, Failing: failing, Layer: m.Layer, Module: m.Short, Ref: i})
 	}
@@ -219,7 +230,7 @@ func rebuildTable(r *report.Rebuild) *report.Table {
 		Note: fmt.Sprintf("Bounds (%s): residual/noise %s; rebuilt relative error %s.", b.From, bound(b.ResidualToNoiseMax, false), bound(b.RebuiltRelErrorMax, true)),
 		Cols: []report.Column{
 			{Name: "status", Tip: "the worst finding about this module: ✗ fail, i info, ✓ ok", Num: true},
-			{Name: "module", Tip: "the module rebuilt"},
+			{Name: "module", Tip: "the module rebuilt, under its layer (the CSV has its full path)"},
 			{Name: "layer", Tip: "the decoder layer", Num: true},
 			{Name: "out × in", Tip: "the weight's shape; sorts by out·in", Num: true},
 			{Name: "residual / noise", Tip: resTip, Num: true},
@@ -229,7 +240,7 @@ func rebuildTable(r *report.Rebuild) *report.Table {
 	for i, m := range r.Matrices {
 		st, cls, failing := statusOf(w, m.Module)
 		l := layerOf(m.Module)
-		t.Rows = append(t.Rows, report.Row{Cells: []report.Cell{st, report.TextCell(report.Clip(m.Module, 70)), layerCell(l), shapeCell(m.Out, m.In),
+		t.Rows = append(t.Rows, report.Row{Cells: []report.Cell{st, moduleCell(m.Module), layerCell(l), shapeCell(m.Out, m.In),
 			num(m.ResidualToNoise, "%.4f"), report.NumCell(m.RebuiltRelError, fmt.Sprintf("%.4g%%", 100*m.RebuiltRelError))},
 			Class: cls, Failing: failing, Layer: l, Module: peft.ShortModule(m.Module), Ref: i})
 	}
