@@ -23,6 +23,9 @@ import (
 var (
 	pagesMu sync.Mutex
 	pages   = map[string]*report.TablePage{} // the page of each table shown
+	// wants is the view last asked for, before the engine answers it: two
+	// changes in a row build on each other.
+	wants = map[string]report.View{}
 )
 
 // keepTables keeps the table pages a job answered.
@@ -30,11 +33,28 @@ func keepTables(out *jobs.Output) {
 	if out == nil {
 		return
 	}
+	fresh := out.Audit != nil || out.Rebuild != nil || out.Hidden != nil || out.Decisions != nil || out.Codes != nil
 	pagesMu.Lock()
 	defer pagesMu.Unlock()
 	for _, t := range out.Tables {
 		pages[t.ID] = t
+		if fresh {
+			delete(wants, t.ID)
+		}
 	}
+}
+
+// viewOf is the view of table id last asked for.
+func viewOf(id string) report.View {
+	pagesMu.Lock()
+	defer pagesMu.Unlock()
+	if v, ok := wants[id]; ok {
+		return v
+	}
+	if t := pages[id]; t != nil {
+		return t.View
+	}
+	return report.View{}
 }
 
 func pageOf(id string) *report.TablePage {
@@ -46,6 +66,11 @@ func pageOf(id string) *report.TablePage {
 // show asks the engine for the table id as v shows it (its CSV, to
 // download, when csv), and redraws.
 func show(ctx app.Context, id string, v report.View, csv bool) {
+	if !csv {
+		pagesMu.Lock()
+		wants[id] = v
+		pagesMu.Unlock()
+	}
 	ctx.Async(func() {
 		out, err := runJob(context.Background(), &jobs.Spec{Kind: jobs.KindTable, Table: id, View: &v, CSV: csv}, nil)
 		dispatch(ctx, func(ctx app.Context) {
@@ -69,7 +94,7 @@ func grid(id string, drawn func(r report.Row) app.UI) app.UI {
 	// the same function literal: a handler reads the view when it runs.
 	set := func(f func(s string, w *report.View)) app.EventHandler {
 		return func(ctx app.Context, e app.Event) {
-			w := pageOf(id).View
+			w := viewOf(id)
 			f(ctx.JSSrc().Get("value").String(), &w)
 			show(ctx, id, w, false)
 		}
@@ -97,7 +122,7 @@ func grid(id string, drawn func(r report.Row) app.UI) app.UI {
 			app.If(id != "codes", func() app.UI {
 				return button(id+"-failing", onOff[v.Failing], failingLabel(v.Failing, t.Failing), t.Failing == 0 && !v.Failing, set(func(_ string, w *report.View) { w.Failing, w.Page = !w.Failing, 0 }))
 			}),
-			button(id+"-csv", "", "Download CSV", t.Shown == 0, func(ctx app.Context, e app.Event) { show(ctx, id, pageOf(id).View, true) }),
+			button(id+"-csv", "", "Download CSV", t.Shown == 0, func(ctx app.Context, e app.Event) { show(ctx, id, viewOf(id), true) }),
 			span("muted", fmt.Sprintf("%d of %d rows", t.Shown, t.Total)),
 		)
 	}
@@ -134,7 +159,7 @@ func grid(id string, drawn func(r report.Row) app.UI) app.UI {
 		)),
 		app.If(t.Pages > 1, func() app.UI {
 			return pager(id+"-page", v.Page, t.Pages, func(ctx app.Context, d int) {
-				w := pageOf(id).View
+				w := viewOf(id)
 				w.Page += d
 				show(ctx, id, w, false)
 			})
