@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -187,6 +188,35 @@ func TestErrorVerdictShowsNoFigures(t *testing.T) {
 	for _, b := range []string{`id="agreement"`, "p50", "decisions/s", `id="cors-hint"`, "badge fail", "known answers", `id="decisions"`} {
 		if strings.Contains(html, b) {
 			t.Errorf("decisions shows %q", b)
+		}
+	}
+}
+
+// TestRunningAuditStates: while the checks run, the summary says so (no
+// time, no verdict colour), and every badge the pages draw has a colour
+// of its own in the stylesheet (white text on no background is invisible).
+func TestRunningAuditStates(t *testing.T) {
+	res := sampleResult()
+	res.Summary.Files, res.Summary.Tensors = []string{"adapter_model.safetensors"}, 60
+	p := &AuditPage{Status: "running", Res: res, Partial: true, Lines: res.Summary.Lines(true), Source: "demo"}
+	html := app.HTMLString(p.Render())
+	for _, want := range []string{`class="badge running"`, "RUNNING — inventory read", "audit running", `id="phases"`, "step 3 of 4: checks"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("running audit lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"0.00 s", "0 B/0 B", "ETA", "INVENTORY", `id="matrices"`} {
+		if strings.Contains(html, bad) {
+			t.Errorf("running audit shows %q", bad)
+		}
+	}
+	css, err := os.ReadFile("../public/clefcheck.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []string{"pass", "warn", "fail", "error", "running"} {
+		if !strings.Contains(string(css), ".badge."+b+" { background:") {
+			t.Errorf("the stylesheet gives .badge.%s no background", b)
 		}
 	}
 }
