@@ -229,6 +229,12 @@ func TestBrowserTables(t *testing.T) {
 		t.Errorf("CSV of layer 43's down_proj: %v %q", err, csv)
 	}
 	p.shot("tables-filtered")
+	// The file choosers are reachable from the keyboard (not display:none).
+	for _, id := range []string{"#adapter-files", "#adapter-folder", "#claims-file"} {
+		if ok, _ := eval[bool](p, fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.focus(); return document.activeElement === e })()`, id)); !ok {
+			t.Errorf("%s cannot take the keyboard's focus", id)
+		}
+	}
 	// Findings link to the codes page.
 	p.open(p.env.url+"/?src=demo&claims=demo&mode=quick&run=1", "#load-demo")
 	if _, err := p.waitText("#verdict", "PASS", 2*time.Minute); err != nil {
