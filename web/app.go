@@ -12,7 +12,7 @@ import (
 )
 
 // Pages lists the app's routes (for static generation too).
-var Pages = []string{"/", "/reconstruct", "/hidden", "/decisions", "/embed"}
+var Pages = []string{"/", "/reconstruct", "/hidden", "/decisions", "/embed", "/codes"}
 
 // Routes registers the pages, each also with a trailing slash: a plain
 // file server answers /embed with its folder's index.html, at /embed/.
@@ -28,6 +28,8 @@ func Routes() {
 				return &DecisionsPage{}
 			case "/embed":
 				return &DemoPage{}
+			case "/codes":
+				return &AuditPage{Doc: "codes"}
 			}
 			return &AuditPage{}
 		}
@@ -56,6 +58,7 @@ func shell(active string, content ...app.UI) app.UI {
 				link(route("/hidden"), "Hidden states", "hidden"),
 				link(route("/decisions"), "Decisions", "decisions"),
 				link(route("/embed"), "Demo", "embed"),
+				link(route("/codes"), "Codes", "codes"),
 			),
 			span("tag", "runs in your browser · nothing is uploaded"),
 		),
@@ -102,9 +105,12 @@ func pageOrigin() string {
 
 // safeHTTP accepts only http(s) URLs.
 func safeHTTP(s string) (string, error) {
+	if strings.TrimSpace(s) == "" {
+		return "", fmt.Errorf("no URL given (an http:// or https:// address)")
+	}
 	u, err := url.Parse(strings.TrimSpace(s))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("only http(s) URLs are accepted")
+		return "", fmt.Errorf("%q is not an http(s) URL (give http://host… or https://host…)", clip(strings.TrimSpace(s), 100))
 	}
 	return u.String(), nil
 }

@@ -32,20 +32,22 @@ type AuditPage struct {
 	// by the engine), sent to the engine as it is.
 	CustomName string
 	CustomJSON []byte
-	Partial    bool // Res is the inventory of a running audit
-	PageNo     int
+	Partial    bool   // Res is the inventory of a running audit
+	PageNo     int    // unused: the tables page themselves
 	Engine     string // where the pairs are checked: "N Web Workers", or the engine worker itself
 	// The source's Hub endpoint and token (the token in memory; in
 	// localStorage only when Remember is ticked; never in a link).
 	Endpoint string
 	Token    string
 	Remember bool
-	Resolved string // what the source resolved to
-	Link     string // the page's link, once asked for
-	Attest   []byte // the result's in-toto statement (from the engine)
-	NoAttest string // why there is none
-	Badge    string // the verdict as an SVG badge (from the engine)
-	Prov     string // the provenance as text (from the engine)
+	Resolved string   // what the source resolved to
+	Link     string   // the page's link, once asked for
+	Attest   []byte   // the result's in-toto statement (from the engine)
+	NoAttest string   // why there is none
+	Badge    string   // the verdict as an SVG badge (from the engine)
+	Prov     string   // the provenance as text (from the engine)
+	Doc      string   // "codes": the page is the codes page (codes.go)
+	Lines    []string // the summary's lines (from the engine)
 	cancel   context.CancelFunc
 
 	// The charts (drawn by the engine): the result's, the pair opened (a
@@ -106,33 +108,36 @@ func (p *AuditPage) link() string {
 }
 
 func (p *AuditPage) Render() app.UI {
+	if p.Doc != "" {
+		return p.renderCodes()
+	}
 	return shell("audit",
 		app.H1().Text("Audit a LoRA adapter"),
 		app.P().Class("lead").Text("Checks a PEFT LoRA adapter — rank, layout, counts, dtypes, NaN/Inf, the spectrum of every pair and its SVD form — against its config, its extraction report and a claims profile. Files are read in place; URLs with HTTP Range requests."),
 		box("card controls",
 			button("load-demo", "primary", "Load the demo world", p.Status == "running", p.onDemo),
 			span("or", "or"),
-			field("adapter-url", "text", "kvit-s/clef-lora-r256@main, hf://…, a Hub page or a folder URL", p.URL, valueTo(&p.URL)),
+			labelled("adapter-url", "Adapter", field("adapter-url", "text", "owner/name[@rev], hf://…, a Hub page or a folder URL", p.URL, valueTo(&p.URL))),
 			button("open-url", "", "Open", p.Status == "running", p.onURL),
 			span("or", "or"),
 			picker("adapter-files", "Choose files…", false, p.onFiles),
 			picker("adapter-folder", "Choose a folder…", true, p.onFiles),
 		),
 		box("card controls",
-			field("endpoint", "text", "Hub endpoint (default https://huggingface.co)", p.Endpoint, valueTo(&p.Endpoint)),
-			field("hub-token", "password", "Hub token (gated or private repositories)", p.Token, p.onToken),
-			app.Label().Body(app.Input().ID("remember-token").Type("checkbox").Checked(p.Remember).OnChange(p.onRemember), app.Text(" remember it in this browser")),
+			labelled("endpoint", "Hub endpoint", field("endpoint", "url", "https://huggingface.co (default)", p.Endpoint, valueTo(&p.Endpoint))),
+			labelled("hub-token", "Hub token", field("hub-token", "password", "hf_… (gated or private repositories)", p.Token, p.onToken)),
+			app.Label().For("remember-token").Body(app.Input().ID("remember-token").Type("checkbox").Checked(p.Remember).OnChange(p.onRemember), app.Text(" remember it in this browser")),
 			shareLink(p.Link, func(l string) { p.Link = l }, p.link),
 		),
 		app.If(p.Resolved != "", func() app.UI { return app.Div().Class("muted").ID("resolved").Text(p.Resolved) }),
 		box("card controls",
-			app.Label().Text("Claims "),
+			app.Label().For("claims").Text("Claims "),
 			choice("claims", p.Claims, valueTo(&p.Claims), p.claimChoices()...),
 			app.Label().Class("file").Body(
 				app.Text("Load claims…"),
 				app.Input().ID("claims-file").Type("file").Accept(".json,application/json").OnChange(p.onClaimsFile),
 			),
-			app.Label().Text(" Checks "),
+			app.Label().For("mode").Text(" Checks "),
 			choice("mode", string(p.Mode), valueTo(&p.Mode), "quick", "quick: inventory, dtypes, NaN/Inf, norms",
 				"randomized", "deep, randomized SVD-form check (fast)", "exact", "deep, exact Gram matrices"),
 			app.If(p.Status == "running", func() app.UI {
@@ -156,6 +161,10 @@ const customClaims = "(file)"
 
 // OnMount asks the engine for its built-in claims profiles.
 func (p *AuditPage) OnMount(ctx app.Context) {
+	if p.Doc != "" {
+		p.mountCodes(ctx)
+		return
+	}
 	ctx.Async(func() {
 		out, err := runJob(context.Background(), &jobs.Spec{Kind: jobs.KindClaims}, nil)
 		if err == nil {
@@ -202,33 +211,9 @@ func (p *AuditPage) onClaimsFile(ctx app.Context, e app.Event) {
 	})
 }
 
-func (p *AuditPage) renderStatus() app.UI {
-	switch p.Status {
-	case "running":
-		s := p.Prog
-		return app.Div().Class("card").ID("progress").Body(
-			app.Div().Text(fmt.Sprintf("Auditing %s…", clip(p.Source, 120))),
-			app.Progress().Max(1).Value(fmt.Sprintf("%.4f", s.Fraction())),
-			app.Div().Class("muted").Text(s.String()),
-			app.If(p.Engine != "", func() app.UI { return app.Div().Class("muted").ID("engine").Text("Checking in " + p.Engine) }),
-		)
-	case "error":
-		return errorCard(p.Err)
-	}
-	return app.Text("")
-}
-
 func (p *AuditPage) renderResult() app.UI {
 	r := p.Res
 	s := r.Summary
-	var shown []report.Finding
-	for _, f := range r.Findings {
-		if p.Filter == "" || string(f.Severity) == p.Filter {
-			shown = append(shown, f)
-		}
-	}
-	lo, hi, pg, pages := paged(len(r.Matrices), p.PageNo)
-	rows := r.Matrices[lo:hi]
 	count := map[report.Severity]int{}
 	for _, f := range r.Findings {
 		count[f.Severity]++
@@ -238,13 +223,13 @@ func (p *AuditPage) renderResult() app.UI {
 	failed := r.Verdict == report.VerdictError && !p.Partial
 	v, figures, from, why := badge("verdict", r.Verdict), " "+clip(s.Adapter, 80)+": nothing could be read", "", app.UI(app.Text(""))
 	if p.Partial {
-		v = app.Span().ID("inventory").Class("badge warn").Text("INVENTORY — checks running")
+		v = app.Span().ID("inventory").Class("badge running").Text("RUNNING — inventory read")
 	}
 	read := len(s.Files) > 0 || s.Tensors > 0
 	if read {
-		figures = fmt.Sprintf(" %s — %d pairs (%d large, %d small), %d parameters, %s, r = %d, scaling %g, %s audit in %.2f s",
-			clip(s.Adapter, 80), s.Pairs, s.Large, s.Small, s.Parameters, progress.Bytes(s.Bytes), s.Rank, s.Scaling, s.Mode, s.Seconds)
-		from = fmt.Sprintf("expected pairs from %s; report: %s; claims: %s", s.Expectations, report.OrNone(s.Report), report.OrNone(s.Claims))
+		if len(p.Lines) == 2 {
+			figures, from = " "+p.Lines[0], p.Lines[1]
+		}
 	}
 	if failed {
 		why = couldNot(r.Findings)
@@ -266,57 +251,11 @@ func (p *AuditPage) renderResult() app.UI {
 			}),
 		),
 		why,
-		app.If(p.Prov != "" && !p.Partial, func() app.UI {
-			return box("card", app.H2().Text("Provenance"), app.Pre().ID("provenance").Text(p.Prov))
-		}),
-		app.If(!failed || len(r.Findings) > count[report.Unchecked], func() app.UI { return p.renderFindings(shown, count) }),
+		app.If(!p.Partial && (!failed || len(r.Findings) > count[report.Unchecked]), func() app.UI { return p.renderFindings(count) }),
 		app.If(len(p.Charts) > 0 && !p.Partial, func() app.UI { return p.renderGlance() }),
 		app.If(p.Pair != "", func() app.UI { return p.renderPair(r) }),
-		app.If(len(r.Matrices) > 0, func() app.UI { return p.renderPairs(rows, pg, pages) }),
-	)
-}
-
-// renderFindings lists the findings shown by the severity filter.
-func (p *AuditPage) renderFindings(shown []report.Finding, count map[report.Severity]int) app.UI {
-	filterBtn := func(sev, label string) app.UI {
-		b := app.Button().Text(label).OnClick(func(ctx app.Context, e app.Event) { p.Filter = sev })
-		if p.Filter == sev {
-			b = b.Class("active")
-		}
-		return b
-	}
-	return box("card",
-		app.H2().Text(fmt.Sprintf("Findings (%d fail, %d warn, %d info)", count[report.Fail], count[report.Warn], count[report.Info])),
-		box("filters", filterBtn("", "all"), filterBtn("fail", "fail"), filterBtn("warn", "warn"), filterBtn("info", "info")),
-		app.Ul().ID("findings").Class("findings").Body(
-			app.Range(shown).Slice(func(i int) app.UI {
-				f := shown[i]
-				return app.Li().Class(string(f.Severity)).Body(
-					app.Span().Class("sev").Text(string(f.Severity)),
-					app.Code().Text(f.Code),
-					app.Span().Class("subject").Text(clip(f.Subject, 100)),
-					app.Span().Text(clip(f.Message, 400)),
-				)
-			}),
-		),
-	)
-}
-
-// renderPairs is the table of pairs, a page of it.
-func (p *AuditPage) renderPairs(rows []*report.AuditMatrix, pg, pages int) app.UI {
-	return box("card",
-		app.H2().Text("Pairs"),
-		app.Div().Class("muted").Text("Click a row for its spectrum with the report's and the tolerances."),
-		app.Table().ID("matrices").OnClick(p.onPair).Body(
-			head("module", "out × in", "r", "rank", "σ₁", "spectrum", "form dev.", "report σ / tol", "method"),
-			app.TBody().Body(app.Range(rows).Slice(func(i int) app.UI {
-				m := rows[i]
-				return row("", app.Span().Attr("data-pair", m.Module).Text(clip(m.Module, 70)), fmt.Sprintf("%d × %d", m.Out, m.In), fmt.Sprint(m.Rank),
-					report.NumOr(float64(m.NumRank), m.Sigma != nil, "%.0f"), report.FirstOr(m.Sigma), spectrum(m.Sigma),
-					report.PtrOr(m.FormDev, "%.2g"), report.PtrOr(m.ReportSV, "%.2f"), muted(methodOf(m)))
-			})),
-		),
-		pager("page", pg, pages, func(n int) { p.PageNo = n }),
+		app.If(!p.Partial && len(r.Matrices) > 0, func() app.UI { return app.Div().OnClick(p.onPair).Body(p.renderPairs()) }),
+		app.If(r.Provenance != nil && !p.Partial, func() app.UI { return renderProvenance() }),
 	)
 }
 
@@ -446,7 +385,7 @@ func (p *AuditPage) run(ctx app.Context, in *jobs.Input, what string) {
 				case e.Status != nil:
 					p.Prog = *e.Status
 				case e.Inventory != nil:
-					p.Res, p.Partial = e.Inventory, true
+					p.Res, p.Partial, p.Lines = e.Inventory, true, e.Lines
 				case e.Engine != "":
 					p.Engine = e.Engine
 				}
@@ -458,7 +397,7 @@ func (p *AuditPage) run(ctx app.Context, in *jobs.Input, what string) {
 				p.fail(fmt.Errorf("audit stopped: %w", err))
 				return
 			}
-			p.Res, p.MD, p.Status, p.Partial, p.Charts = out.Audit, out.Markdown, "done", false, out.Charts
+			p.Res, p.MD, p.Status, p.Partial, p.Charts, p.Lines = out.Audit, out.Markdown, "done", false, out.Charts, out.Lines
 			p.Attest, p.NoAttest, p.Badge, p.Prov = out.Attestation, out.NoAttestation, out.Badge, out.Provenance
 		})
 	})

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
@@ -81,7 +82,13 @@ func drawn(ctx app.Context, c *jobs.ChartSpec, set func(*jobs.Figure)) {
 // per layer.
 func (p *HiddenPage) onRecord(ctx app.Context, e app.Event) {
 	id := dataOf(e, "data-record")
-	if p.Res == nil || id == "" {
+	if p.Res == nil {
+		return
+	}
+	if i, err := strconv.Atoi(dataOf(e, "data-ref")); id == "" && err == nil && i >= 0 && i < len(p.Res.Records) {
+		id = p.Res.Records[i].ID // a row of the engine's records table
+	}
+	if id == "" {
 		return
 	}
 	for _, r := range p.Res.Records {
@@ -129,6 +136,9 @@ func (p *HiddenPage) renderRecord() app.UI {
 // table): the engine draws its spectrum; the card comes into view.
 func (p *AuditPage) onPair(ctx app.Context, e app.Event) {
 	name := dataOf(e, "data-pair")
+	if i, err := strconv.Atoi(dataOf(e, "data-ref")); name == "" && err == nil && p.Res != nil && i >= 0 && i < len(p.Res.Matrices) {
+		name = p.Res.Matrices[i].Module // a row of the engine's pairs table
+	}
 	var m *report.AuditMatrix
 	if p.Res != nil {
 		for _, x := range p.Res.Matrices {

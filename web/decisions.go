@@ -112,9 +112,9 @@ func (p *DecisionsPage) Render() app.UI {
 		app.P().Class("lead").Text("Sends the test records to a decision service (POST /v1/systemone) and compares its answers with the reference answers computed at full precision."),
 		box("card controls",
 			button("use-demo", "primary", "Use the demo world", p.Status == "running" || p.Status == "loading", p.onDemo),
-			choice("decide-where", p.Where, valueTo(&p.Where), "server", "decision server", "browser", "demo model, in this browser"),
-			field("server-url", "url", "http://127.0.0.1:8090", p.Server, valueTo(&p.Server)),
-			field("token", "password", "bearer token (optional)", p.Token, valueTo(&p.Token)),
+			labelled("decide-where", "Decide with", choice("decide-where", p.Where, valueTo(&p.Where), "server", "decision server", "browser", "demo model, in this browser")),
+			labelled("server-url", "Decision server", field("server-url", "url", "http(s)://host:port, e.g. http://127.0.0.1:8090", p.Server, valueTo(&p.Server))),
+			labelled("token", "Token", field("token", "password", "bearer token (optional)", p.Token, valueTo(&p.Token))),
 			app.Label().Body(app.Text("concurrency "), field("concurrency", "number", "", p.Concurrency, valueTo(&p.Concurrency)).Min(1).Max(jobs.MaxConcurrency)),
 			button("run", "", runLabel(len(p.Records), p.Op.RecURL+p.Op.RecNote != ""), (len(p.Records) == 0 && p.Op.RecURL+p.Op.RecNote == "") || p.Status == "running", p.onRun),
 			shareLink(p.Link, func(l string) { p.Link = l }, p.link),
@@ -146,28 +146,11 @@ func (p *DecisionsPage) Render() app.UI {
 					}),
 				),
 				why,
-				app.If(answered > 0 || p.Status != "done", func() app.UI { return decisionsTable(p.Rows) }),
+				app.If(answered > 0 && p.Status == "done", func() app.UI {
+					return box("card", app.H2().Text("Records"), grid("decisions", nil))
+				}),
 			)
 		}),
-	)
-}
-
-// decisionsTable lists the batch's records: an answer that differs from
-// the reference is marked bad; a request that got no answer, unchecked.
-func decisionsTable(rows []report.DecisionRow) app.UI {
-	return app.Table().ID("decisions").Body(
-		head("record", "server", "reference", "known", "ms", ""),
-		app.TBody().Body(app.Range(rows).Slice(func(i int) app.UI {
-			r := rows[i]
-			cls, ms := "ok", fmt.Sprintf("%.1f", r.LatencyMS)
-			switch {
-			case r.Status == report.Failed:
-				cls, ms = "unchecked", "–"
-			case r.Reference != "" && r.Choice != r.Reference:
-				cls = "bad"
-			}
-			return row(cls, clip(r.ID, 60), clip(r.Choice, 40), clip(r.Reference, 40), clip(r.Known, 40), ms, muted(clip(r.Error, 200)))
-		})),
 	)
 }
 
@@ -227,7 +210,7 @@ func (p *DecisionsPage) onRun(ctx app.Context, e app.Event) {
 	} else {
 		server, err := safeHTTP(p.Server)
 		if err != nil {
-			p.Status, p.Err = "error", err.Error()
+			p.Status, p.Err = "error", "decision server: "+err.Error()
 			return
 		}
 		spec.Server, spec.Token = server, p.Token

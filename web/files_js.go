@@ -50,7 +50,9 @@ func runJob(ctx context.Context, spec *jobs.Spec, onEvent func(jobs.Event)) (*jo
 			files[in.Files] = js.Global().Get(in.Files)
 		}
 	}
-	return engine.Run(ctx, spec, files, onEvent)
+	out, err := engine.Run(ctx, spec, files, onEvent)
+	keepTables(out)
+	return out, err
 }
 
 // hostAnswers tells whether the host at u answers this page at all: a

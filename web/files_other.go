@@ -20,12 +20,14 @@ func pickedNames(string) ([]string, error) { return nil, errNoFiles }
 // runJob runs spec in this process: outside the browser there is no engine
 // worker (the component tests), and only URLs can be opened.
 func runJob(ctx context.Context, spec *jobs.Spec, onEvent func(jobs.Event)) (*jobs.Output, error) {
-	return runner.Run(ctx, spec, runner.Host{Open: func(in *jobs.Input) (fs.FS, error) {
+	out, err := runner.Run(ctx, spec, runner.Host{Open: func(in *jobs.Input) (fs.FS, error) {
 		if in.URL == "" {
 			return nil, errNoFiles
 		}
 		return runner.OpenURL(in)
 	}}, onEvent)
+	keepTables(out)
+	return out, err
 }
 
 // dropped: outside the browser nothing is dropped.

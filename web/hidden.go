@@ -23,8 +23,7 @@ type HiddenPage struct {
 	Err    string
 	Note   string
 	Res    *report.Hidden
-	MD     string // the result as Markdown (from the engine)
-	PageNo int
+	MD     string   // the result as Markdown (from the engine)
 	Op     operator // the operator's records and references
 	Link   string
 	Charts []jobs.Figure // the result's (drawn by the engine)
@@ -58,8 +57,8 @@ func (p *HiddenPage) Render() app.UI {
 		app.P().Class("lead").Text("Compares a server's hidden states with the references, record by record and layer by layer: token ids must match exactly, then cosine similarity, NMSE, max |Δ| and relative L2 error per captured layer (tolerances: cos ≥ 1 − 10⁻³, rel. L2 ≤ 1.6·10⁻²)."),
 		box("card controls",
 			button("hidden-demo", "primary", "Demo: capture from the demo service", p.Status == "running", p.onDemo),
-			field("hidden-server", "url", "decision server (default: this site's demo service)", p.Server, valueTo(&p.Server)),
-			field("hidden-token", "password", "bearer token (optional)", p.Token, valueTo(&p.Token)),
+			labelled("hidden-server", "Decision server", field("hidden-server", "url", "http(s)://host:port (default: this site's demo service)", p.Server, valueTo(&p.Server))),
+			labelled("hidden-token", "Token", field("hidden-token", "password", "bearer token (optional)", p.Token, valueTo(&p.Token))),
 			button("hidden-run", "", "Capture and compare", p.Status == "running", p.onCapture),
 			shareLink(p.Link, func(l string) { p.Link = l }, p.link),
 		),
@@ -79,8 +78,6 @@ func (p *HiddenPage) Render() app.UI {
 func (p *HiddenPage) renderResult() app.UI {
 	r := p.Res
 	s := r.Summary
-	lo, hi, pg, pages := paged(len(r.Records), p.PageNo)
-	rows := r.Records[lo:hi]
 	// With nothing compared there is no figure to show.
 	figures, why, table := " nothing compared", app.UI(app.Text("")), app.UI(app.Text(""))
 	if s.Compared > 0 {
@@ -89,8 +86,9 @@ func (p *HiddenPage) renderResult() app.UI {
 	if r.Verdict == report.VerdictError {
 		why = couldNot(r.Findings)
 	}
-	if len(rows) > 0 {
-		table = app.Div().OnClick(p.onRecord).Body(hiddenTable(rows, pg, pages, func(n int) { p.PageNo = n }))
+	if len(r.Records) > 0 {
+		table = app.Div().Body(box("card", app.H2().Text("Layers"), grid("hidden-layers", nil)),
+			app.Div().Class("card").OnClick(p.onRecord).Body(app.H2().Text("Records, worst first"), app.Div().Class("muted").Text("Click a record for its drift per layer."), grid("hidden-records", nil)))
 	}
 	return app.Div().Body(
 		box("card summary",
@@ -103,29 +101,6 @@ func (p *HiddenPage) renderResult() app.UI {
 		why,
 		app.If(p.Record != "", func() app.UI { return p.renderRecord() }),
 		table,
-	)
-}
-
-// hiddenTable is a page of the records, worst first.
-func hiddenTable(rows []report.RecordStats, pg, pages int, set func(int)) app.UI {
-	return app.Div().Body(
-		app.Table().ID("hidden-records").Body(
-			head("record", "status", "worst layer", "cosine", "rel. L2", "NMSE", "detail"),
-			app.TBody().Body(app.Range(rows).Slice(func(i int) app.UI {
-				rs := rows[i]
-				cls := "ok"
-				if rs.Status != "ok" {
-					cls = "bad"
-				}
-				w := rs.Worst
-				layer, cos, rel, nmse := "–", "–", "–", "–"
-				if w != nil {
-					layer, cos, rel, nmse = fmt.Sprint(w.Layer), fmt.Sprintf("%.6f", w.Cosine), fmt.Sprintf("%.4g", w.RelL2), fmt.Sprintf("%.3g", w.NMSE)
-				}
-				return row(cls, app.Span().Attr("data-record", rs.ID).Text(clip(rs.ID, 60)), clip(rs.Status, 40), layer, cos, rel, nmse, muted(clip(rs.Detail, 200)))
-			})),
-		),
-		pager("hidden-page", pg, pages, set),
 	)
 }
 
@@ -163,7 +138,7 @@ func (p *HiddenPage) capture(ctx app.Context, operator bool) {
 	}
 	server, err := safeHTTP(server)
 	if err != nil {
-		p.Status, p.Err = "error", err.Error()
+		p.Status, p.Err = "error", "decision server: "+err.Error()
 		return
 	}
 	spec := &jobs.Spec{Kind: jobs.KindHidden, Server: server, Token: p.Token, Site: demoSite()}
@@ -189,7 +164,7 @@ func (p *HiddenPage) run(ctx app.Context, spec *jobs.Spec, note string) {
 				p.Status, p.Err = "error", err.Error()
 				return
 			}
-			p.Res, p.MD, p.Status, p.Note, p.PageNo, p.Charts = out.Hidden, out.Markdown, "done", out.Note, 0, out.Charts
+			p.Res, p.MD, p.Status, p.Note, p.Charts = out.Hidden, out.Markdown, "done", out.Note, out.Charts
 		})
 	})
 }

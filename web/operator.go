@@ -66,15 +66,13 @@ func set(s *string) app.EventHandler {
 
 func (o *operator) render() app.UI {
 	return app.Div().Class("card controls").ID("operator").Body(
-		span("or", "Records"),
-		field("records-url", "text", "records: a .jsonl URL or hf://owner/name/file.jsonl", o.RecURL, set(&o.RecURL)),
+		labelled("records-url", "Records", field("records-url", "text", "a .jsonl URL or hf://owner/name/file.jsonl", o.RecURL, set(&o.RecURL))),
 		picker("records-files", "Records files…", false, o.onPick(recGlobal, &o.RecNote, &o.RecURL)),
 		app.If(o.RecNote != "", func() app.UI { return app.Span().Class("muted").ID("records-note").Text(clip(o.RecNote, 120)) }),
-		span("or", "References"),
 		button("card-refs", "", "The card's references", o.CardRef == "", func(ctx app.Context, e app.Event) {
 			o.RefURL, o.RefNote = o.CardRef, ""
 		}),
-		field("ref-url", "text", "hf://owner/name/reference, or a folder URL", o.RefURL, set(&o.RefURL)),
+		labelled("ref-url", "References", field("ref-url", "text", "hf://owner/name/reference, or a folder URL", o.RefURL, set(&o.RefURL))),
 		picker("refs-folder", "Reference folder…", true, o.onPick(refsGlobal, &o.RefNote, &o.RefURL)),
 		app.Div().ID("refs-drop").Class("drop").Text(firstNonEmpty(o.RefNote, "…or drop the folder with answers/ and hidden/ here")).
 			On("dragover", func(ctx app.Context, e app.Event) { e.PreventDefault() }).
@@ -84,7 +82,7 @@ func (o *operator) render() app.UI {
 					o.RefNote, o.RefURL = pickNote(names, err), ""
 				})
 			}),
-		field("op-endpoint", "text", "Hub endpoint (default https://huggingface.co)", o.Endpoint, set(&o.Endpoint)),
+		labelled("op-endpoint", "Hub endpoint", field("op-endpoint", "url", "https://huggingface.co (default)", o.Endpoint, set(&o.Endpoint))),
 	)
 }
 

@@ -33,7 +33,6 @@ type ReconstructPage struct {
 	Rebuild  *report.Rebuild
 	// The block and the rebuild as Markdown (from the engine).
 	BlockMD, RebuildMD string
-	RebuildPage        int // the page of the rebuild's modules shown
 	Prog               string
 	Source             string // what the adapter is, for the report
 	CkSource           string // what the checkpoints are
@@ -78,20 +77,20 @@ func (p *ReconstructPage) Render() app.UI {
 		app.P().Class("lead").Text("Computes a block of ΔW = s·B·A from the factors, reading only the bytes it needs, and — given the base and tuned checkpoints — the rebuild figures of every module (residual against the bf16 noise of the tuned weight, relative error) and the card's identity check of every tensor."),
 		box("card controls",
 			button("recon-demo", "primary", "Load the demo world", p.Status == "loading" || p.Status == "running", p.onDemo),
-			field("recon-url", "text", "kvit-s/clef-lora-r256@main, hf://…, a Hub page or a folder URL", p.URL, valueTo(&p.URL)),
+			labelled("recon-url", "Adapter", field("recon-url", "text", "kvit-s/clef-lora-r256@main, hf://…, a Hub page or a folder URL", p.URL, valueTo(&p.URL))),
 			button("recon-open", "", "Open", false, p.onURL),
 			picker("recon-adapter-files", "or local adapter files ", false, p.onAdapterFiles),
 			shareLink(p.Link, func(l string) { p.Link = l }, p.link),
 		),
 		app.If(len(p.Modules) > 0, func() app.UI {
 			return box("card controls",
-				choice("recon-module", p.Module, valueTo(&p.Module), p.moduleChoices()...),
+				labelled("recon-module", "Module", choice("recon-module", p.Module, valueTo(&p.Module), p.moduleChoices()...)),
 				app.Label().Body(app.Text("rows from "), field("recon-row", "number", "", p.Row0, valueTo(&p.Row0)).Min(0)),
 				app.Label().Body(app.Text("cols from "), field("recon-col", "number", "", p.Col0, valueTo(&p.Col0)).Min(0)),
 				app.Label().Body(app.Text("size "), field("recon-size", "number", "", p.Size, valueTo(&p.Size)).Min(4).Max(jobs.MaxBlock)),
 				button("recon-sample", "", "Compute block", false, p.onSample),
-				field("recon-base", "text", "base checkpoint (URL or owner/name@rev)", p.BaseURL, valueTo(&p.BaseURL)),
-				field("recon-tuned", "text", "tuned checkpoint (URL or owner/name@rev)", p.TunedURL, valueTo(&p.TunedURL)),
+				labelled("recon-base", "Base checkpoint", field("recon-base", "text", "a URL (model.safetensors or shards + index) or owner/name@rev", p.BaseURL, valueTo(&p.BaseURL))),
+				labelled("recon-tuned", "Tuned checkpoint", field("recon-tuned", "text", "a URL (model.safetensors or shards + index) or owner/name@rev", p.TunedURL, valueTo(&p.TunedURL))),
 				button("recon-checkpoints", "", "Use these checkpoints", false, p.onCheckpoints),
 				p.cardCheckpoints(),
 				picker("recon-base-files", "or local base files (shards + index) ", false, p.onCheckpointFiles("__clefcheckBase", &p.pickedBase)),
@@ -164,8 +163,6 @@ func (p *ReconstructPage) renderRebuild() app.UI {
 	for _, m := range r.Matrices {
 		worst, worstRel = math.Max(worst, m.ResidualToNoise), math.Max(worstRel, m.RebuiltRelError)
 	}
-	lo, hi, pg, pages := paged(len(r.Matrices), p.RebuildPage)
-	rows := r.Matrices[lo:hi]
 	figures, why := " nothing compared", app.UI(app.Text(""))
 	if r.Compared > 0 || len(r.Matrices) > 0 {
 		figures = fmt.Sprintf(" %d tensors compared, %d differ; %d modules rebuilt; largest residual/noise %.4g, largest rebuilt relative error %.4g%%", r.Compared, len(r.Differing), len(r.Matrices), worst, 100*worstRel)
@@ -178,19 +175,7 @@ func (p *ReconstructPage) renderRebuild() app.UI {
 		app.Span().Text(figures), why,
 		app.If(r.Plan != nil, func() app.UI { return app.Div().Class("muted").ID("recon-rebuild-plan").Text(readLine(r)) }),
 		app.If(r.Sample != nil, func() app.UI { return app.Div().Class("muted").ID("recon-sampling").Text(sampleLine(r.Sample)) }),
-		app.Table().Body(
-			head("module", "out × in", "rows read", "residual / noise", "rebuilt rel. error"),
-			app.TBody().Body(app.Range(rows).Slice(func(i int) app.UI {
-				m := rows[i]
-				read := "all"
-				if m.Units > 0 && m.Rows < m.Units {
-					read = fmt.Sprintf("%d of %d", m.Rows, m.Units)
-				}
-				return row("", clip(m.Module, 70), fmt.Sprintf("%d × %d", m.Out, m.In), read,
-					withInterval("%.4f", 1, m.ResidualToNoise, m.ResidualToNoiseCI), withInterval("%.4g%%", 100, m.RebuiltRelError, m.RebuiltRelErrorCI))
-			})),
-		),
-		pager("rebuild-page", pg, pages, func(n int) { p.RebuildPage = n }),
+		grid("rebuild-modules", nil),
 	)
 }
 
@@ -355,7 +340,7 @@ func (p *ReconstructPage) onRebuild(ctx app.Context, e app.Event) {
 				p.Status, p.Err = "error", err.Error()
 				return
 			}
-			p.Rebuild, p.RebuildMD, p.RebuildPage, p.Status = out.Rebuild, out.Markdown, 0, "ready"
+			p.Rebuild, p.RebuildMD, p.Status = out.Rebuild, out.Markdown, "ready"
 		})
 	})
 }

@@ -141,16 +141,6 @@ func sampleLine(s *report.RebuildSample) string {
 		s.RowsPerModule, s.Seed, s.Estimator, 100*s.Confidence, s.Intervals, 100*s.Level, s.Decided, s.Undecided)
 }
 
-// withInterval writes an estimate, scaled, with its interval when it has
-// one, as the CLI does: "0.8537 (0.6669–1.0927)".
-func withInterval(format string, scale, v float64, ci *[2]float64) string {
-	s := fmt.Sprintf(format, scale*v)
-	if ci != nil && ci[0] != ci[1] {
-		s += " (" + fmt.Sprintf(format, scale*ci[0]) + "–" + fmt.Sprintf(format, scale*ci[1]) + ")"
-	}
-	return s
-}
-
 // contains says whether list holds s.
 func contains(list []string, s string) bool {
 	for _, v := range list {

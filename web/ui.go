@@ -70,12 +70,13 @@ func paged(n, pg int) (lo, hi, page, pages int) {
 	return page * rowsPerPage, min(n, (page+1)*rowsPerPage), page, pages
 }
 
-// pager moves between pages; set is given the new page.
-func pager(id string, pg, pages int, set func(int)) app.UI {
+// pager moves between pages; move is given −1 or +1 (the handlers read
+// no page of their own: go-app keeps a button's first handler).
+func pager(id string, pg, pages int, move func(app.Context, int)) app.UI {
 	return box("pager",
-		button("", "", "‹", pg == 0, func(ctx app.Context, e app.Event) { set(pg - 1) }),
+		button("", "", "‹ previous", pg == 0, func(ctx app.Context, e app.Event) { move(ctx, -1) }),
 		app.Span().ID(id).Text(fmt.Sprintf(" page %d of %d ", pg+1, pages)),
-		button("", "", "›", pg >= pages-1, func(ctx app.Context, e app.Event) { set(pg + 1) }),
+		button("", "", "next ›", pg >= pages-1, func(ctx app.Context, e app.Event) { move(ctx, 1) }),
 	)
 }
 

@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/kvit-s/clefcheck/wasm/jobs"
 	"github.com/kvit-s/clefcheck/wasm/rebuild"
 	"github.com/kvit-s/clefcheck/wasm/report"
+	"github.com/kvit-s/clefcheck/wasm/runner"
 )
 
 func sampleResult() *audit.Result {
@@ -42,6 +44,7 @@ func TestAuditPageRendersResult(t *testing.T) {
 	e.Load(p)
 	e.ConsumeAll()
 	p.Res, p.Status = sampleResult(), "done"
+	tables := engineTables(p.Res, report.View{})
 	e.ConsumeAll()
 	html := app.HTMLString(p.Render())
 	for _, want := range []string{`id="verdict"`, ">FAIL<", "pair.missing", "factor.form", "page 1 of 2", "Download Markdown"} {
@@ -53,18 +56,47 @@ func TestAuditPageRendersResult(t *testing.T) {
 	if strings.Contains(html, "<script>alert(1)</script>") {
 		t.Error("a finding's message reached the page unescaped")
 	}
-	if got := strings.Count(html, "<tr>"); got != 26 { // header + 25 rows
+	if got := rowsOf(html, "matrices"); got != 26 { // header + 25 rows
 		t.Errorf("%d table rows, want 26", got)
 	}
-	p.Filter = "warn"
+	// Every header is a sort button with a tooltip; the legend explains the columns.
+	for _, want := range []string{`aria-sort="none"`, `title="SVD-form deviation`, `<span class="k">form dev.</span>`, "tolerance 2⁻⁶", `<span class="k">report σ / tol</span>`, `href="/codes#pair.missing"`, "Download CSV", "✗ fail"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	// The views the engine answers: warnings only, the second page.
+	keepTables(&jobs.Output{Tables: []*report.TablePage{tables["findings"].PageOf(report.View{Module: "warn"}, runner.RowsPerPage), tables["matrices"].PageOf(report.View{Page: 1, Sort: 3, Desc: true}, runner.RowsPerPage)}})
 	html = app.HTMLString(p.Render())
 	if strings.Contains(html, "pair.missing") || !strings.Contains(html, "factor.form") {
 		t.Error("the severity filter does not filter")
 	}
-	p.PageNo = 1
-	if html = app.HTMLString(p.Render()); !strings.Contains(html, "page 2 of 2") || strings.Count(html, "<tr>") != 6 {
-		t.Errorf("second page: %d rows", strings.Count(html, "<tr>"))
+	if !strings.Contains(html, "page 2 of 2") || rowsOf(html, "matrices") != 6 || !strings.Contains(html, `aria-sort="descending"`) || !strings.Contains(html, "layer ▼") {
+		t.Errorf("second page, sorted by layer: %d rows", rowsOf(html, "matrices"))
 	}
+}
+
+// engineTables makes the tables the engine makes for an audit, and keeps
+// their first pages as the page does when a job answers.
+func engineTables(a *report.Audit, v report.View) map[string]*report.Table {
+	out := &jobs.Output{Audit: a}
+	m := map[string]*report.Table{}
+	for _, t := range runner.Tables(out) {
+		m[t.ID] = t
+		out.Tables = append(out.Tables, t.PageOf(v, runner.RowsPerPage))
+	}
+	keepTables(out)
+	return m
+}
+
+// rowsOf counts the rows of the table with the id in html.
+func rowsOf(html, id string) int {
+	i := strings.Index(html, `<table id="`+id+`"`)
+	if i < 0 {
+		return 0
+	}
+	html = html[i:]
+	return strings.Count(html[:strings.Index(html, "</table>")], "<tr")
 }
 
 func TestSafeHTTPAndClip(t *testing.T) {
@@ -195,6 +227,35 @@ func TestErrorVerdictShowsNoFigures(t *testing.T) {
 	for _, b := range []string{`id="agreement"`, "p50", "decisions/s", `id="cors-hint"`, "badge fail", "known answers", `id="decisions"`} {
 		if strings.Contains(html, b) {
 			t.Errorf("decisions shows %q", b)
+		}
+	}
+}
+
+// TestRunningAuditStates: while the checks run, the summary says so (no
+// time, no verdict colour), and every badge the pages draw has a colour
+// of its own in the stylesheet (white text on no background is invisible).
+func TestRunningAuditStates(t *testing.T) {
+	res := sampleResult()
+	res.Summary.Files, res.Summary.Tensors = []string{"adapter_model.safetensors"}, 60
+	p := &AuditPage{Status: "running", Res: res, Partial: true, Lines: res.Summary.Lines(true), Source: "demo"}
+	html := app.HTMLString(p.Render())
+	for _, want := range []string{`class="badge running"`, "RUNNING — inventory read", "audit running", `id="phases"`, "step 3 of 4: checks"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("running audit lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"0.00 s", "0 B/0 B", "ETA", "INVENTORY", `id="matrices"`} {
+		if strings.Contains(html, bad) {
+			t.Errorf("running audit shows %q", bad)
+		}
+	}
+	css, err := os.ReadFile("../public/clefcheck.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []string{"pass", "warn", "fail", "error", "running"} {
+		if !strings.Contains(string(css), ".badge."+b+" { background:") {
+			t.Errorf("the stylesheet gives .badge.%s no background", b)
 		}
 	}
 }

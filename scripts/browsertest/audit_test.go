@@ -41,7 +41,7 @@ func TestBrowserAuditDemo(t *testing.T) {
 	// The pairs were checked in Web Workers (engine.wasm), not in the page,
 	// with the SIMD probe kernel (which each worker checks against the
 	// portable loop before using it).
-	if k := p.text("#kernel"); !strings.Contains(k, "Web Workers") || !strings.Contains(k, "probes wasm-simd") || !strings.Contains(k, "grams wasm-simd") {
+	if k := p.text("#kernel"); !strings.Contains(k, "Web Worker") || !strings.Contains(k, "probes wasm-simd") || !strings.Contains(k, "grams wasm-simd") {
 		t.Errorf("the pairs were not checked in workers with the SIMD kernels: %q", k)
 	}
 	// Each worker's memory is reported (the engine worker's and the pool's).
@@ -52,7 +52,7 @@ func TestBrowserAuditDemo(t *testing.T) {
 	p.choose("#mode", "quick")
 	p.click("#load-demo")
 	k, err := p.waitText("#kernel", "scan wasm-simd", 2*time.Minute)
-	if err != nil || !strings.Contains(k, "Web Workers") {
+	if err != nil || !strings.Contains(k, "Web Worker") {
 		t.Errorf("quick audit: %q %v", k, err)
 	}
 	t.Logf("demo audit in the browser: PASS after %v", time.Since(start).Round(time.Millisecond))
@@ -91,7 +91,7 @@ func TestBrowserTamperedFiles(t *testing.T) {
 		t.Errorf("no config.invalid finding: %v", err)
 	}
 	// Local files are posted to the workers, which read them in place.
-	if k := p.text("#kernel"); !strings.Contains(k, "Web Workers") {
+	if k := p.text("#kernel"); !strings.Contains(k, "Web Worker") {
 		t.Errorf("the local files were not checked in workers: %q", k)
 	}
 	if !strings.Contains(text, "DoRA") {

@@ -114,9 +114,11 @@ func TestBrowserChartsAudit(t *testing.T) {
 	}
 	p.shot("charts-audit-pair")
 	// A row of the pairs table opens its pair too.
-	row, _ := eval[string](p, `document.querySelector("#matrices tbody tr:nth-child(3) [data-pair]").getAttribute("data-pair")`)
+	// (the row shows the module under its layer: the pair opened is
+	// model.language_model.layers.<layer>.<module>)
+	row, _ := eval[string](p, `(() => { const c = document.querySelectorAll("#matrices tbody tr:nth-child(3) td"); return "layers." + c[2].innerText.trim() + "." + c[1].innerText.trim() })()`)
 	p.click("#matrices tbody tr:nth-child(3) td:nth-child(2)")
-	if _, err := p.waitText("#pair-detail h2", row, 30*time.Second); err != nil || row == "" {
+	if _, err := p.waitText("#pair-detail h2", row, 30*time.Second); err != nil || row == "layers.." {
 		t.Errorf("a row click did not open %q: %v", row, err)
 	}
 	// Another metric.
@@ -172,7 +174,7 @@ func TestBrowserChartsDecisionsHidden(t *testing.T) {
 		t.Errorf("drift tolerance labels %v", got)
 	}
 	// A record's own drift: click its row.
-	id, _ := eval[string](p, `document.querySelector("#hidden-records tbody tr:first-child [data-record]").getAttribute("data-record")`)
+	id, _ := eval[string](p, `document.querySelector("#hidden-records tbody tr:first-child td").innerText.trim()`)
 	p.click("#hidden-records tbody tr:first-child td:nth-child(2)")
 	if err := p.waitJS("the record's drift", visible("#record-drift"), 30*time.Second); err != nil {
 		t.Fatal(err)

@@ -107,6 +107,11 @@ func prepare(fsys fs.FS, dir string, opt Options) (a *auditor, ok bool) {
 	}
 	a = &auditor{opt: opt, keys: map[*Matrix][2]string{}, res: &Result{Summary: Summary{Adapter: dir, DTypes: map[string]int{}, Mode: opt.Mode}}}
 	a.res.Summary.Kernel = kernelSummary(opt.Mode)
+	if opt.Claims != nil {
+		// Named before anything is read: the config is compared with the
+		// claims even when the checkpoint then cannot be opened.
+		a.res.Summary.Claims = opt.Claims.Name
+	}
 	a.loadConfig(fsys, dir)
 	a.yield()
 	ck, err := safetensors.OpenCheckpoint(fsys, dir, "adapter_model")
@@ -128,7 +133,6 @@ func prepare(fsys fs.FS, dir string, opt Options) (a *auditor, ok bool) {
 	a.loadReport(fsys, dir)
 	a.yield()
 	if opt.Claims != nil {
-		a.res.Summary.Claims = opt.Claims.Name
 		a.c.Findings = append(a.c.Findings, opt.Claims.Check()...)
 	}
 	a.inventory()

@@ -23,6 +23,8 @@ const (
 	KindSource    = "source"    // Adapter (a URL or Hub source) → Source, Listing: what it resolves to
 	KindCache     = "cache"     // [Clear] → Cache: the browser's cache of byte ranges (the engine worker's; natively none)
 	KindChart     = "chart"     // Chart → Charts: one figure drawn on demand (a pair's spectrum, a record's drift)
+	KindCodes     = "codes"     // → Codes: every finding code, documented (the pages' codes page)
+	KindTable     = "table"     // Table, View, [CSV] → Tables: the page of the last table of that id the view shows (CSV: all it keeps, as CSV)
 )
 
 // Input says where a job's files are: a base URL read by range (with an
@@ -119,6 +121,10 @@ type Spec struct {
 	Browser bool     `json:"browser,omitempty"` // the demo model of Site, here
 	Prompt  string   `json:"prompt,omitempty"`
 	Options []string `json:"options,omitempty"`
+	// table: the table's id, how to show it, and whether as CSV.
+	Table string       `json:"table,omitempty"`
+	View  *report.View `json:"view,omitempty"`
+	CSV   bool         `json:"csv,omitempty"`
 	// Chart is what a chart job draws.
 	Chart *ChartSpec `json:"chart,omitempty"`
 }
@@ -166,6 +172,7 @@ type Event struct {
 	Inventory *report.Audit       `json:"inventory,omitempty"` // the audit's header inventory
 	Row       *report.DecisionRow `json:"row,omitempty"`       // one decision
 	Plan      *report.RebuildPlan `json:"plan,omitempty"`      // what a rebuild will read, before it starts
+	Lines     []string            `json:"lines,omitempty"`     // with Inventory: its summary lines (report.AuditSummary.Lines)
 }
 
 // Output is a finished job; the field of its kind is set.
@@ -200,6 +207,15 @@ type Output struct {
 	// as it is (the Markdown report's section).
 	Provenance string     `json:"provenance,omitempty"`
 	Cache      *CacheInfo `json:"cache,omitempty"`
+	// Codes documents every finding code (report.Codes).
+	Codes []report.CodeDoc `json:"codes,omitempty"`
+	// Tables are the result as the pages show it (runner.Tables): the
+	// first page of each table, every cell formatted, every column
+	// explained; a table job's page. CSV is a table job's CSV.
+	Tables []*report.TablePage `json:"tables,omitempty"`
+	CSV    string              `json:"csv,omitempty"`
+	// Lines are an audit's summary lines (report.AuditSummary.Lines).
+	Lines []string `json:"lines,omitempty"`
 	// Markdown is the report of an audit, a block, a rebuild, a hidden
 	// state comparison or a batch of decisions, for download.
 	Markdown string `json:"markdown,omitempty"`

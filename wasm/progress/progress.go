@@ -2,6 +2,7 @@ package progress
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,16 +28,44 @@ func (s Status) Fraction() float64 {
 	return min(1, float64(s.Done)/float64(s.Total))
 }
 
-// String renders a status for a terminal: phase, percent, bytes, rate, ETA.
+// String renders a status for a terminal: the phase, then what is known
+// of it — the percent and the sizes once the total is known, the rate once
+// something was done, the ETA once it can be estimated — and never a
+// figure that is not known yet ("0 B/0 B", "ETA 0s").
 func (s Status) String() string {
-	eta := "?"
-	if s.ETA >= 0 {
-		eta = s.ETA.Round(100 * time.Millisecond).String()
+	parts := []string{s.Phase}
+	if s.Phase == "" {
+		parts[0] = "working"
 	}
+	count := func(n int64) string {
+		if s.Unit != "" {
+			return fmt.Sprint(n)
+		}
+		return Bytes(n)
+	}
+	unit := ""
 	if s.Unit != "" {
-		return fmt.Sprintf("%s %5.1f%% %d/%d %s, %.1f/s, ETA %s", s.Phase, 100*s.Fraction(), s.Done, s.Total, s.Unit, s.Rate, eta)
+		unit = " " + s.Unit
 	}
-	return fmt.Sprintf("%s %5.1f%% %s/%s %s/s ETA %s", s.Phase, 100*s.Fraction(), Bytes(s.Done), Bytes(s.Total), Bytes(int64(s.Rate)), eta)
+	switch {
+	case s.Total > 0:
+		parts = append(parts, fmt.Sprintf("%.1f%%", 100*s.Fraction()), count(s.Done)+" of "+count(s.Total)+unit)
+	case s.Done > 0:
+		parts = append(parts, count(s.Done)+unit)
+	}
+	if s.Done > 0 && s.Rate > 0 {
+		if s.Unit != "" {
+			parts = append(parts, fmt.Sprintf("%.1f %s/s", s.Rate, s.Unit))
+		} else {
+			parts = append(parts, Bytes(int64(s.Rate))+"/s")
+		}
+	}
+	if s.Final {
+		parts = append(parts, "done in "+s.Elapsed.Round(100*time.Millisecond).String())
+	} else if s.ETA > 0 && s.Done > 0 && s.Total > 0 {
+		parts = append(parts, "about "+s.ETA.Round(time.Second).String()+" left")
+	}
+	return strings.Join(parts, " · ")
 }
 
 // Bytes formats a byte count with a binary-free decimal unit (the card says 1.40 GB).

@@ -2,7 +2,9 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"strings"
 )
 
 // AuditMatrix holds one pair's figures (package audit calls it Matrix).
@@ -113,4 +115,45 @@ func (m *AuditMatrix) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal((*plain)(&c))
+}
+
+// Lines are an audit's summary as the page shows it: its figures, and
+// where its expectations came from — with no empty field, and no time for
+// an audit still running. The engine writes them (the page shows them).
+func (s *AuditSummary) Lines(running bool) []string {
+	figures := fmt.Sprintf("%s — %s (%d large, %d small), %s parameters, %s, r = %d, scaling %g",
+		Clip(s.Adapter, 80), Plural(s.Pairs, "pair"), s.Large, s.Small, Count(s.Parameters), bytesOf(s.Bytes), s.Rank, s.Scaling)
+	if running {
+		figures += fmt.Sprintf(", %s audit running", s.Mode)
+	} else {
+		figures += fmt.Sprintf(", %s audit in %.2f s", s.Mode, s.Seconds)
+	}
+	var from []string
+	if s.Expectations != "" {
+		from = append(from, "expected pairs from "+s.Expectations)
+	}
+	if s.Report != "" {
+		from = append(from, "report: "+s.Report)
+	} else {
+		from = append(from, "no extraction report")
+	}
+	if s.Claims != "" {
+		from = append(from, "claims: "+s.Claims)
+	} else {
+		from = append(from, "no claims profile")
+	}
+	return []string{figures, strings.Join(from, "; ")}
+}
+
+// bytesOf writes a byte count as the card does (1.40 GB), in decimal units.
+func bytesOf(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.2f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d B", n)
 }

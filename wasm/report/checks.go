@@ -53,6 +53,19 @@ type Rebuild struct {
 	Sample *RebuildSample `json:"sample,omitempty"`
 	// Provenance says what was checked, with what and when.
 	Provenance *Provenance `json:"provenance,omitempty"`
+	// Bounds are the thresholds the figures were judged against.
+	Bounds *RebuildBounds `json:"bounds,omitempty"`
+}
+
+// RebuildBounds are a rebuild's thresholds: residual/noise above Max
+// fails (below Min, for a large matrix, is better than claimed: info);
+// a rebuilt relative error above RelMax fails (0: not bounded).
+type RebuildBounds struct {
+	ResidualToNoiseMin float64 `json:"residual_to_noise_min,omitempty"`
+	ResidualToNoiseMax float64 `json:"residual_to_noise_max"`
+	RebuiltRelErrorMax float64 `json:"rebuilt_rel_error_max,omitempty"`
+	// From says where they come from: a claims profile, or the default.
+	From string `json:"from"`
 }
 
 // The rebuild's modes.

@@ -131,7 +131,7 @@ func runRebuild(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*job
 	if label == "" {
 		label = spec.Base.String() + " and " + spec.Tuned.String()
 	}
-	res.Provenance = rebuildProvenance(spec, fss, prof, res, begun)
+	res.Provenance, res.Bounds = rebuildProvenance(spec, fss, prof, res, begun), rebuildBounds(prof)
 	return &jobs.Output{Rebuild: res, Markdown: RebuildMarkdown(label, res)}, nil
 }
 

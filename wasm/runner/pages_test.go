@@ -10,6 +10,7 @@ import (
 
 	"github.com/kvit-s/clefcheck/wasm/hub/hubtest"
 	"github.com/kvit-s/clefcheck/wasm/jobs"
+	"github.com/kvit-s/clefcheck/wasm/report"
 )
 
 // urlHost opens every URL input as the browser's engine worker does.
@@ -85,5 +86,77 @@ func TestHiddenLiveOperator(t *testing.T) {
 	}
 	if h := out.Hidden; h.Verdict != "pass" || h.Summary.Compared != 36 || !strings.Contains(out.Note, "reference from local files") {
 		t.Fatalf("%s %+v %q", h.Verdict, h.Summary, out.Note)
+	}
+}
+
+// TestCodesJob: the codes page's job answers the documented codes.
+func TestCodesJob(t *testing.T) {
+	out, err := Run(context.Background(), &jobs.Spec{Kind: jobs.KindCodes}, urlHost(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, d := range out.Codes {
+		found = found || (d.Code == "pair.missing" && d.When != "")
+	}
+	if len(out.Codes) < 25 || !found {
+		t.Errorf("%d codes, pair.missing documented: %v", len(out.Codes), found)
+	}
+}
+
+// TestTablesJob: an audit answers the first page of its tables (every
+// column explained), the engine keeps them, and a table job answers
+// another view of one, or its CSV; the summary lines come along.
+func TestTablesJob(t *testing.T) {
+	out, evs, err := run(t, jobs.Spec{Kind: jobs.KindAudit, Adapter: &jobs.Input{Files: "adapter"}, Mode: report.ModeQuick, Claims: "demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*report.TablePage{}
+	for _, tp := range out.Tables {
+		got[tp.ID] = tp
+		for _, c := range tp.Cols {
+			if c.Tip == "" && tp.ID != "provenance-info" {
+				t.Errorf("%s: column %s explains nothing", tp.ID, c.Name)
+			}
+		}
+	}
+	m := got["matrices"]
+	if m == nil || m.Total != 186 || len(m.Rows) != RowsPerPage || m.Pages != 8 || len(m.Layers) != 24 || len(m.Groups) != 12 || got["findings"] == nil || got["provenance-files"] == nil {
+		t.Fatalf("tables: %+v", got)
+	}
+	if len(out.Lines) != 2 || !strings.Contains(out.Lines[0], "550,272 parameters") || !strings.Contains(out.Lines[1], "claims: demo") {
+		t.Errorf("summary lines %q", out.Lines)
+	}
+	inventory := false
+	for _, e := range evs {
+		inventory = inventory || (e.Inventory != nil && len(e.Lines) == 2 && strings.Contains(e.Lines[0], "audit running"))
+	}
+	if !inventory {
+		t.Error("the inventory event has no summary lines")
+	}
+	v := report.View{Layer: "43", Sort: 4, Desc: true}
+	o, err := Run(context.Background(), &jobs.Spec{Kind: jobs.KindTable, Table: "matrices", View: &v}, urlHost(), nil)
+	if err != nil || len(o.Tables) != 1 {
+		t.Fatalf("table job: %v %+v", err, o)
+	}
+	p := o.Tables[0]
+	if p.Shown != 7 || p.Total != 186 || p.View != v { // layer 43 is full attention: 3 mlp and 4 attention modules
+		t.Errorf("layer 43 by shape: shown %d, first %v", p.Shown, p.Rows[0].Cells[:4])
+	}
+	for i, r := range p.Rows {
+		if i > 0 && *r.Cells[3].N > *p.Rows[i-1].Cells[3].N {
+			t.Errorf("row %d is larger than the one before, sorted descending", i)
+		}
+		if r.Layer != 43 {
+			t.Errorf("row of layer %d under the layer-43 filter", r.Layer)
+		}
+	}
+	o, err = Run(context.Background(), &jobs.Spec{Kind: jobs.KindTable, Table: "matrices", View: &v, CSV: true}, urlHost(), nil)
+	if err != nil || strings.Count(o.CSV, "\r\n") != 8 || !strings.HasPrefix(o.CSV, "status,module,layer,out × in,r,rank,σ₁,form dev.,report σ / tol,method\r\n") {
+		t.Errorf("CSV: %v %q", err, o.CSV)
+	}
+	if _, err := Run(context.Background(), &jobs.Spec{Kind: jobs.KindTable, Table: "nope"}, urlHost(), nil); err == nil {
+		t.Error("a table never made was answered")
 	}
 }

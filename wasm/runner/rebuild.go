@@ -107,3 +107,18 @@ func rebuildProvenance(spec *jobs.Spec, fss [3]fs.FS, prof *claims.Profile, res 
 	}
 	return prov
 }
+
+// rebuildBounds are the thresholds the rebuild judged against: the claims
+// profile's fidelity, or the default bound without one.
+func rebuildBounds(prof *claims.Profile) *report.RebuildBounds {
+	if prof == nil || prof.Fidelity.ResidualToNoiseMax <= 0 {
+		b := &report.RebuildBounds{ResidualToNoiseMax: rebuild.DefaultRatioBound, From: "no claims profile: clefcheck's default bound"}
+		if prof != nil {
+			b.From = "claims " + prof.Name + " (no residual bound: clefcheck's default)"
+			b.ResidualToNoiseMin, b.RebuiltRelErrorMax = prof.Fidelity.ResidualToNoiseMin, prof.Fidelity.RebuiltRelErrorMax
+		}
+		return b
+	}
+	f := prof.Fidelity
+	return &report.RebuildBounds{ResidualToNoiseMin: f.ResidualToNoiseMin, ResidualToNoiseMax: f.ResidualToNoiseMax, RebuiltRelErrorMax: f.RebuiltRelErrorMax, From: "claims " + prof.Name}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kvit-s/clefcheck/wasm/hub/hubtest"
 	"github.com/kvit-s/clefcheck/wasm/jobs"
+	"github.com/kvit-s/clefcheck/wasm/rebuild"
 	"github.com/kvit-s/clefcheck/wasm/report"
 	"github.com/kvit-s/clefcheck/wasm/safetensors"
 	"github.com/kvit-s/clefcheck/wasm/source"
@@ -146,6 +147,13 @@ func TestSampledRebuildOverHub(t *testing.T) {
 	}
 	if b, tu := roles["base"], roles["tuned"]; b.Kind != "hub" || b.Repo != "clefcheck/demo-base" || b.Commit != commits["clefcheck/demo-base"] || b.Revision != "world-1" || tu.Commit != commits["clefcheck/demo-clef"] || res.Provenance.Seed != "3" || res.Sample.Seed != 3 {
 		t.Errorf("provenance %+v, seed %s", roles, res.Provenance.Seed)
+	}
+	// The result says the bounds it was judged against: the demo claims'.
+	if b := res.Bounds; b == nil || b.ResidualToNoiseMax != 1.005 || b.ResidualToNoiseMin != 0.6 || b.RebuiltRelErrorMax != 0.0017 || b.From != "claims demo" {
+		t.Errorf("bounds %+v", b)
+	}
+	if b := rebuildBounds(nil); b.ResidualToNoiseMax != rebuild.DefaultRatioBound || b.RebuiltRelErrorMax != 0 || !strings.Contains(b.From, "default") {
+		t.Errorf("bounds without claims %+v", b)
 	}
 	t.Logf("planned %d bytes (%d heads, %d rows); the CDN was asked for %d in %d requests", res.Plan.Bytes, res.Plan.IdentityReads, res.Plan.Rows, got, reqs)
 

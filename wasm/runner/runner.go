@@ -70,6 +70,12 @@ func Run(ctx context.Context, spec *jobs.Spec, h Host, emit func(jobs.Event)) (*
 		if spec.Kind != jobs.KindChart {
 			out.Charts = append(out.Charts, figures(out)...)
 		}
+		if out.Audit != nil {
+			out.Lines = out.Audit.Summary.Lines(false)
+		}
+		if ts := Tables(out); len(ts) > 0 {
+			out.Tables = keepTables(ts)
+		}
 	}
 	return out, err
 }
@@ -100,6 +106,10 @@ func dispatch(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 		return runSource(ctx, spec)
 	case jobs.KindChart:
 		return runChart(spec)
+	case jobs.KindCodes:
+		return &jobs.Output{Codes: report.Codes}, nil
+	case jobs.KindTable:
+		return tableJob(spec)
 	}
 	return nil, fmt.Errorf("runner: unknown kind %q", clip(spec.Kind, 40))
 }
@@ -209,7 +219,7 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 			if spec.Label != "" {
 				r.Summary.Adapter = spec.Label
 			}
-			em.send(jobs.Event{Inventory: r})
+			em.send(jobs.Event{Inventory: r, Lines: r.Summary.Lines(true)})
 		},
 		Yield: func() error {
 			if h.Yield != nil {
@@ -237,7 +247,7 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 	if h.AuditRemote != nil {
 		opt.Remote = h.AuditRemote(raw, spec.Adapter, opt, func(n int, k string) {
 			started, kernel = n, k
-			engine = fmt.Sprintf("%d Web Workers", n)
+			engine = report.Plural(n, "Web Worker")
 			em.send(jobs.Event{Engine: engine})
 		})
 	}
@@ -278,7 +288,10 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 			return nil, err
 		}
 		ropt.Adapter, ropt.Claims, ropt.Report, ropt.Workers, ropt.Progress = fsys, prof, opt.Report, workers(spec), em.status
-		if res.Rebuild, err = rebuild.Run(ctx, ropt); err != nil {
+		if res.Rebuild, err = rebuild.Run(ctx, ropt); err == nil {
+			res.Rebuild.Bounds = rebuildBounds(prof)
+		}
+		if err != nil {
 			return nil, err
 		}
 		res.Add(res.Rebuild.Findings...)
