@@ -65,12 +65,13 @@ func (p *DemoPage) Render() app.UI {
 			span("muted", " · a decision from Clef's backbone + scoring head · "),
 			app.A().ID("embed-full").Href(route("/")).Target("_blank").Text("the full tool ↗"),
 		),
+		app.Label().For("demo-prompt").Class("muted").Text("Prompt"),
 		app.Textarea().ID("demo-prompt").Rows(3).Text(p.Prompt).OnChange(valueTo(&p.Prompt)),
 		box("controls",
-			app.Input().ID("demo-options").Value(p.Options).Placeholder("options, comma-separated").OnChange(valueTo(&p.Options)),
-			choice("demo-where", p.Where, valueTo(&p.Where), "server", "decision server", "browser", "demo model, in this browser"),
+			labelled("demo-options", "Options", app.Input().ID("demo-options").Value(p.Options).Placeholder("options, comma-separated").OnChange(valueTo(&p.Options))),
+			labelled("demo-where", "Decided by", choice("demo-where", p.Where, valueTo(&p.Where), "server", "decision server", "browser", "demo model, in this browser")),
 			app.If(p.Where == "server", func() app.UI {
-				return app.Input().ID("demo-server").Type("url").Placeholder("decision server URL (default: this site's demo service)").Value(p.Server).OnChange(valueTo(&p.Server))
+				return labelled("demo-server", "Server", app.Input().ID("demo-server").Type("url").Placeholder("decision server URL (default: this site's demo service)").Value(p.Server).OnChange(valueTo(&p.Server)))
 			}),
 			button("demo-decide", "primary", "Decide", p.Status == "running", p.onDecide),
 			shareLink(p.Link, func(l string) { p.Link = l }, p.link),
@@ -79,7 +80,7 @@ func (p *DemoPage) Render() app.UI {
 		app.If(p.Status == "error", func() app.UI { return app.Div().Class("error").ID("error").Text(clip(p.Err, 400)) }),
 		app.If(p.Status == "done", func() app.UI {
 			return app.Div().ID("demo-result").Body(
-				app.Div().Body(app.Span().Class("badge pass").ID("demo-choice").Text(clip(p.Choice, 60)), app.Span().Class("muted").Text(fmt.Sprintf("  in %.0f ms", p.MS))),
+				app.Div().Body(app.Span().Class("badge answer").ID("demo-choice").Title("the option the model chose (an answer, not a verdict)").Text(clip(p.Choice, 60)), app.Span().Class("muted").Text(fmt.Sprintf("  in %.0f ms", p.MS))),
 				app.Range(p.Opts).Slice(func(i int) app.UI {
 					return box("bar",
 						app.Span().Class("label").Text(clip(p.Opts[i], 40)),
