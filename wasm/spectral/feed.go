@@ -1,6 +1,7 @@
 package spectral
 
 import (
+	"encoding/binary"
 	"math"
 
 	"github.com/kvit-s/clefcheck/wasm/dtype"
@@ -11,15 +12,14 @@ import (
 // accumulates X·Xᵀ = Σ over columns of x_c·x_cᵀ; g must be rows × rows. It
 // returns the number of non-finite values and the Gram's trace afterwards,
 // which is ‖X‖²_F when g started empty. scratch is reused for dtypes other
-// than BF16 (bf16 is widened inline); yield, when not nil, is called before
-// each panel.
+// than BF16 (bf16 is widened straight into the packed panel: a shift,
+// exact); yield, when not nil, is called before each panel.
 func (g *Gram) FeedColumns(dt string, b []byte, rows, cols int, scratch *[]float32, yield func() error) (nonfinite int, sumsq float64) {
 	r, in := rows, cols
 	if scratch == nil {
 		scratch = new([]float32)
 	}
 	sz := dtype.Size(dt)
-	stride := g.Stride()
 	if cap(*scratch) < PanelRows {
 		*scratch = make([]float32, PanelRows)
 	}
@@ -29,28 +29,21 @@ func (g *Gram) FeedColumns(dt string, b []byte, rows, cols int, scratch *[]float
 		}
 		k := min(PanelRows, in-c0)
 		p := g.NextPanel(k)
-		if dt == "BF16" {
-			// Row t of the panel is column c0+t of A: read A's rows in
-			// order, write the panel column by column.
-			for i := 0; i < r; i++ {
-				seg := b[(i*in+c0)*2 : (i*in+c0+k)*2]
-				for t := 0; t < k; t++ {
-					u := uint32(seg[2*t]) | uint32(seg[2*t+1])<<8
-					if u&0x7f80 == 0x7f80 {
-						nonfinite++
-					}
-					p[t*stride+i] = math.Float32frombits(u << 16)
-				}
-			}
-			continue
-		}
 		for i := 0; i < r; i++ {
-			seg := b[(i*in+c0)*sz : (i*in+c0+k)*sz]
+			// Row t of the panel is column c0+t of X: row i of X, read in
+			// order, goes down column i of the panel (a step of 16 in the
+			// packed layout).
+			base := PanelAt(0, i)
+			dst := p[base : base+16*(k-1)+1]
+			if dt == "BF16" {
+				nonfinite += bf16Column(b[(i*in+c0)*2:(i*in+c0+k)*2], dst)
+				continue
+			}
 			row := (*scratch)[:k]
-			nf, _ := dtype.Decode32(dt, seg, row)
+			nf, _ := dtype.Decode32(dt, b[(i*in+c0)*sz:(i*in+c0+k)*sz], row)
 			nonfinite += nf
 			for t, v := range row {
-				p[t*stride+i] = v
+				dst[16*t] = v
 			}
 		}
 	}
@@ -60,14 +53,32 @@ func (g *Gram) FeedColumns(dt string, b []byte, rows, cols int, scratch *[]float
 	return nonfinite, sumsq
 }
 
+// bf16Column widens the len(src)/2 bf16 values of src into dst[0],
+// dst[16], dst[32], … and counts the non-finite ones (exponent all ones:
+// ((u & 0x7f80) + 0x80) carries into bit 15 exactly then).
+func bf16Column(src []byte, dst []float32) (nonfinite int) {
+	n := len(src) / 2
+	if n == 0 {
+		return 0
+	}
+	_ = dst[16*(n-1)]
+	for t := 0; t < n; t++ {
+		u := uint32(binary.LittleEndian.Uint16(src[2*t:]))
+		nonfinite += int(((u & 0x7f80) + 0x80) >> 15)
+		dst[16*t] = math.Float32frombits(u << 16)
+	}
+	return nonfinite
+}
+
 // FeedRows feeds the rows of X (rows × cols, row-major bytes of dtype dt,
 // e.g. a LoRA B with cols = r) into g, so that g accumulates Xᵀ·X = Σ over
 // rows of x_iᵀ·x_i; g must be cols × cols. It returns what FeedColumns
-// does.
+// does. Each row is decoded straight into the packed panel, 16 values to a
+// block (dtype.Decode32, whose bf16 loop is a swappable kernel).
 func (g *Gram) FeedRows(dt string, b []byte, rows, cols int, yield func() error) (nonfinite int, sumsq float64) {
 	out, r := rows, cols
 	sz := dtype.Size(dt)
-	stride := g.Stride()
+	dec := dtype.DecodeKernels.Get() // bf16, whole blocks of 8 values
 	for i0 := 0; i0 < out; i0 += PanelRows {
 		if yield != nil {
 			yield()
@@ -76,20 +87,16 @@ func (g *Gram) FeedRows(dt string, b []byte, rows, cols int, yield func() error)
 		p := g.NextPanel(k)
 		for t := 0; t < k; t++ {
 			seg := b[(i0+t)*r*sz : (i0+t+1)*r*sz]
-			row := p[t*stride : t*stride+r]
-			var nf int
-			if dt == "BF16" {
-				for j := range row {
-					u := uint32(seg[2*j]) | uint32(seg[2*j+1])<<8
-					if u&0x7f80 == 0x7f80 {
-						nf++
-					}
-					row[j] = math.Float32frombits(u << 16)
+			for c0 := 0; c0 < r; c0 += PanelBlock {
+				w := min(PanelBlock, r-c0)
+				at := PanelAt(t, c0)
+				if dt == "BF16" && w%8 == 0 {
+					nonfinite += dec(seg[c0*2:(c0+w)*2], p[at:at+w])
+					continue
 				}
-			} else {
-				nf, _ = dtype.Decode32(dt, seg, row)
+				nf, _ := dtype.Decode32(dt, seg[c0*sz:(c0+w)*sz], p[at:at+w])
+				nonfinite += nf
 			}
-			nonfinite += nf
 		}
 	}
 	for i := 0; i < r; i++ {
