@@ -29,7 +29,9 @@ The deep check is exact unless --mode says otherwise: quick skips the spectra
 (inventory, dtypes, NaN/Inf scan, norms only); randomized checks the SVD form
 with Gaussian probes and computes exact Grams only where they reject (see
 wasm/spectral: the bound holds w.p. ≥ 1 − 2.5e-7); exact computes every pair's
-Gram matrices.
+Gram matrices. Natively the exact route is the faster one (a SIMD Gram kernel;
+the probes have none here), so randomized takes the exact Grams for every pair
+too: it is the browser's fast mode, and exact is the CLI's default.
 With --base and --tuned (folders, URLs or Hub repositories, read by range
 at the commit their revision resolves to) the rebuild check runs too; from a
 URL or a Hub repository it is sampled by default (see clefcheck help rebuild).
