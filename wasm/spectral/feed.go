@@ -2,9 +2,11 @@ package spectral
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 
 	"github.com/kvit-s/clefcheck/wasm/dtype"
+	"github.com/kvit-s/clefcheck/wasm/kernels"
 )
 
 // FeedColumns feeds the columns of X (rows × cols, row-major bytes of
@@ -23,22 +25,22 @@ func (g *Gram) FeedColumns(dt string, b []byte, rows, cols int, scratch *[]float
 	if cap(*scratch) < PanelRows {
 		*scratch = make([]float32, PanelRows)
 	}
+	colk := ColumnKernels.Get()
 	for c0 := 0; c0 < in; c0 += PanelRows {
 		if yield != nil {
 			yield()
 		}
 		k := min(PanelRows, in-c0)
 		p := g.NextPanel(k)
+		if dt == "BF16" {
+			// Row t of the panel is column c0+t of X: the r × k block of X
+			// at column c0 goes into the panel transposed.
+			nonfinite += colk(b[c0*2:], in*2, p, r, k)
+			continue
+		}
 		for i := 0; i < r; i++ {
-			// Row t of the panel is column c0+t of X: row i of X, read in
-			// order, goes down column i of the panel (a step of 16 in the
-			// packed layout).
 			base := PanelAt(0, i)
 			dst := p[base : base+16*(k-1)+1]
-			if dt == "BF16" {
-				nonfinite += bf16Column(b[(i*in+c0)*2:(i*in+c0+k)*2], dst)
-				continue
-			}
 			row := (*scratch)[:k]
 			nf, _ := dtype.Decode32(dt, b[(i*in+c0)*sz:(i*in+c0+k)*sz], row)
 			nonfinite += nf
@@ -51,6 +53,61 @@ func (g *Gram) FeedColumns(dt string, b []byte, rows, cols int, scratch *[]float
 		sumsq += g.Diag(i) // the trace of the Gram is ‖X‖²_F
 	}
 	return nonfinite, sumsq
+}
+
+// ColumnKernel widens a rows × k block of bf16 values (row u at src[u·pitch:],
+// k ≤ PanelRows values) into the packed panel p transposed — value (u, t)
+// to p[PanelAt(t, u)] — and counts the non-finite ones: A's columns as
+// panel rows, for A·Aᵀ.
+type ColumnKernel func(src []byte, pitch int, p []float32, rows, k int) (nonfinite int)
+
+// ColumnKernels is the slot of the transposing bf16 decode (package
+// kernels): the portable bf16ColumnsGo, and under GOEXPERIMENT=simd on
+// amd64 with AVX2 "avx2" (8 × 8 transposes in registers), installed at
+// start-up when CheckColumnKernel accepts it.
+var ColumnKernels = kernels.NewSlot[ColumnKernel]("bf16-columns", bf16ColumnsGo)
+
+// bf16ColumnsGo is the portable ColumnKernel.
+func bf16ColumnsGo(src []byte, pitch int, p []float32, rows, k int) (nonfinite int) {
+	if k == 0 {
+		return 0
+	}
+	for u := 0; u < rows; u++ {
+		base := PanelAt(0, u)
+		nonfinite += bf16Column(src[u*pitch:u*pitch+2*k], p[base:base+16*(k-1)+1])
+	}
+	return nonfinite
+}
+
+// CheckColumnKernel compares a ColumnKernel with the portable one on blocks
+// with NaN and ±Inf of awkward shapes (rows and columns not multiples of
+// 8): every value bit for bit, the count exactly.
+func CheckColumnKernel(candidate, portable ColumnKernel) error {
+	x := uint32(777)
+	for _, sh := range [][2]int{{8, 8}, {16, 64}, {13, 61}, {256, 64}, {37, 5}, {1, 64}} {
+		rows, k := sh[0], sh[1]
+		pitch := 2*k + 6
+		src := make([]byte, rows*pitch)
+		for i := range src {
+			x = x*1664525 + 1013904223
+			src[i] = byte(x >> 24)
+		}
+		for i := 0; i+1 < len(src); i += 97 {
+			src[i], src[i+1] = 0x80, 0x7f // +Inf or NaN, now and then
+		}
+		stride := (rows + 15) &^ 15
+		p1, p2 := make([]float32, PanelRows*stride), make([]float32, PanelRows*stride)
+		n1, n2 := candidate(src, pitch, p1, rows, k), portable(src, pitch, p2, rows, k)
+		if n1 != n2 {
+			return fmt.Errorf("%d × %d: %d non-finite, the portable loop %d", rows, k, n1, n2)
+		}
+		for i := range p1 {
+			if math.Float32bits(p1[i]) != math.Float32bits(p2[i]) {
+				return fmt.Errorf("%d × %d: panel value %d is %#x, the portable loop's %#x", rows, k, i, math.Float32bits(p1[i]), math.Float32bits(p2[i]))
+			}
+		}
+	}
+	return nil
 }
 
 // bf16Column widens the len(src)/2 bf16 values of src into dst[0],

@@ -69,3 +69,93 @@ loop:
 	ADDROW(X6, Y6, X7, Y7)
 	VZEROUPPER
 	RET
+
+// func columnsAVX2(src *byte, pitch int, dst *float32, n8 int) (nonfinite int)
+//
+// Widens an 8 × 8·n8 block of bf16 values (8 rows, pitch bytes apart) into
+// a packed panel transposed: column t of the block (8 values, one per row)
+// goes to dst + t·64 bytes, 8 contiguous floats (rows i0..i0+7 of panel
+// row t). Counts the values whose exponent is all ones. Each group of 8
+// columns is an 8 × 8 transpose in registers (unpack, shuffle, permute).
+TEXT ·columnsAVX2(SB), NOSPLIT, $0-40
+	MOVQ src+0(FP), R10
+	MOVQ pitch+8(FP), R11
+	MOVQ dst+16(FP), DI
+	MOVQ n8+24(FP), CX
+	LEAQ (R11)(R11*2), R12
+	LEAQ (R10)(R11*4), R13
+	VPXOR Y15, Y15, Y15
+	MOVL $0x7f800000, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	TESTQ CX, CX
+	JZ coldone
+
+#define LOADROW(addr, y) \
+	VPMOVZXWD addr, y \
+	VPSLLD    $16, y, y \
+	VPAND     Y14, y, Y8 \
+	VPCMPEQD  Y14, Y8, Y8 \
+	VPSUBD    Y8, Y15, Y15
+
+colloop:
+	LOADROW((R10), Y0)
+	LOADROW((R10)(R11*1), Y1)
+	LOADROW((R10)(R11*2), Y2)
+	LOADROW((R10)(R12*1), Y3)
+	LOADROW((R13), Y4)
+	LOADROW((R13)(R11*1), Y5)
+	LOADROW((R13)(R11*2), Y6)
+	LOADROW((R13)(R12*1), Y7)
+	// t0..t7 = Y8 Y9 Y0 Y1 Y2 Y3 Y4 Y5
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y0
+	VUNPCKHPS Y3, Y2, Y1
+	VUNPCKLPS Y5, Y4, Y2
+	VUNPCKHPS Y5, Y4, Y3
+	VUNPCKLPS Y7, Y6, Y4
+	VUNPCKHPS Y7, Y6, Y5
+	// s0..s7 = Y6 Y7 Y8 Y0 Y9 Y1 Y2 Y4
+	VSHUFPS $0x44, Y0, Y8, Y6
+	VSHUFPS $0xEE, Y0, Y8, Y7
+	VSHUFPS $0x44, Y1, Y9, Y8
+	VSHUFPS $0xEE, Y1, Y9, Y0
+	VSHUFPS $0x44, Y4, Y2, Y9
+	VSHUFPS $0xEE, Y4, Y2, Y1
+	VSHUFPS $0x44, Y5, Y3, Y2
+	VSHUFPS $0xEE, Y5, Y3, Y4
+	// columns 0..7
+	VPERM2F128 $0x20, Y9, Y6, Y3
+	VPERM2F128 $0x31, Y9, Y6, Y5
+	VPERM2F128 $0x20, Y1, Y7, Y10
+	VPERM2F128 $0x31, Y1, Y7, Y11
+	VPERM2F128 $0x20, Y2, Y8, Y12
+	VPERM2F128 $0x31, Y2, Y8, Y13
+	VPERM2F128 $0x20, Y4, Y0, Y6
+	VPERM2F128 $0x31, Y4, Y0, Y7
+	VMOVUPS Y3, (DI)
+	VMOVUPS Y10, 64(DI)
+	VMOVUPS Y12, 128(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y5, 256(DI)
+	VMOVUPS Y11, 320(DI)
+	VMOVUPS Y13, 384(DI)
+	VMOVUPS Y7, 448(DI)
+	ADDQ $16, R10
+	ADDQ $16, R13
+	ADDQ $512, DI
+	DECQ CX
+	JNZ  colloop
+
+coldone:
+	VEXTRACTI128 $1, Y15, X1
+	VPADDD       X1, X15, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, AX
+	MOVQ         AX, nonfinite+32(FP)
+	VZEROUPPER
+	RET

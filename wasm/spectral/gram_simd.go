@@ -15,6 +15,9 @@ func init() {
 		// A kernel that disagrees with the portable one stays unused.
 		_ = GramKernels.Try("avx2", syrkPanelAVX2, CheckGramKernel)
 	}
+	if archsimd.X86.AVX2() {
+		_ = ColumnKernels.Try("avx2", bf16ColumnsAVX2, CheckColumnKernel)
+	}
 	if archsimd.X86.AVX512() {
 		_ = GramKernels.Try("avx512", syrkPanelAVX512, CheckGramKernel)
 	}
@@ -82,4 +85,37 @@ func syrkPanelAVX512(p []float32, k, stride int, g []float64) {
 			}
 		}
 	}
+}
+
+// columnsAVX2 widens an 8 × 8·n8 bf16 block into a packed panel,
+// transposed (gram_amd64.s).
+//
+//go:noescape
+func columnsAVX2(src *byte, pitch int, dst *float32, n8 int) (nonfinite int)
+
+// bf16ColumnsAVX2 is a ColumnKernel: groups of 8 rows × 8 columns in
+// assembly, the rest by the portable loop.
+func bf16ColumnsAVX2(src []byte, pitch int, p []float32, rows, k int) (nonfinite int) {
+	if k == 0 || rows == 0 {
+		return 0
+	}
+	k8, r8 := k&^7, rows&^7
+	if k > PanelRows || len(src) < (rows-1)*pitch+2*k || len(p) < PanelAt(k-1, rows-1)+1 {
+		panic("spectral: bf16ColumnsAVX2: bad block")
+	}
+	if k8 > 0 {
+		for u := 0; u < r8; u += 8 {
+			nonfinite += columnsAVX2(&src[u*pitch], pitch, &p[PanelAt(0, u)], k8/8)
+		}
+	}
+	if k8 < k { // the last columns of every row
+		for u := 0; u < r8; u++ {
+			base := PanelAt(k8, u)
+			nonfinite += bf16Column(src[u*pitch+2*k8:u*pitch+2*k], p[base:base+16*(k-k8-1)+1])
+		}
+	}
+	if r8 < rows { // the last rows
+		nonfinite += bf16ColumnsGo(src[r8*pitch:], pitch, p[PanelAt(0, r8):], rows-r8, k) // rows-r8 < 8: within one block
+	}
+	return nonfinite
 }
