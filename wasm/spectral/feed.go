@@ -55,6 +55,66 @@ func (g *Gram) FeedColumns(dt string, b []byte, rows, cols int, scratch *[]float
 	return nonfinite, sumsq
 }
 
+// RowKernel widens the n bf16 values of src (one row of B) into row t of the
+// packed panel p — value c to p[PanelAt(t, c)] — and counts the non-finite
+// ones: B's rows as panel rows, for Bᵀ·B.
+type RowKernel func(src []byte, p []float32, t, n int) (nonfinite int)
+
+// RowKernels is the slot of the row decode (package kernels): the portable
+// bf16RowGo, and under GOEXPERIMENT=simd on amd64 with AVX2 "avx2",
+// installed at start-up when CheckRowKernel accepts it. (Not dtype's
+// decode kernel, called block by block: in the browser that one is a call
+// into a WebAssembly module, too dear for 16 values.)
+var RowKernels = kernels.NewSlot[RowKernel]("bf16-rows", bf16RowGo)
+
+// bf16RowGo is the portable RowKernel.
+func bf16RowGo(src []byte, p []float32, t, n int) (nonfinite int) {
+	src = src[:2*n]
+	for c0 := 0; c0 < n; c0 += PanelBlock {
+		w := min(PanelBlock, n-c0)
+		at := PanelAt(t, c0)
+		dst := p[at : at+w]
+		seg := src[2*c0 : 2*(c0+w)]
+		for j := range dst {
+			u := uint32(binary.LittleEndian.Uint16(seg[2*j:]))
+			nonfinite += int(((u & 0x7f80) + 0x80) >> 15)
+			dst[j] = math.Float32frombits(u << 16)
+		}
+	}
+	return nonfinite
+}
+
+// CheckRowKernel compares a RowKernel with the portable one on rows with
+// NaN and ±Inf, of lengths that are and are not multiples of 16, at the
+// first and last panel rows: every value bit for bit, the count exactly.
+func CheckRowKernel(candidate, portable RowKernel) error {
+	x := uint32(999)
+	for _, n := range []int{16, 48, 256, 40, 7} {
+		src := make([]byte, 2*n)
+		for i := range src {
+			x = x*1664525 + 1013904223
+			src[i] = byte(x >> 24)
+		}
+		for i := 0; i+1 < len(src); i += 22 {
+			src[i], src[i+1] = 0x80, 0xff // −Inf or NaN, now and then
+		}
+		stride := (n + 15) &^ 15
+		for _, t := range []int{0, PanelRows - 1} {
+			p1, p2 := make([]float32, PanelRows*stride), make([]float32, PanelRows*stride)
+			n1, n2 := candidate(src, p1, t, n), portable(src, p2, t, n)
+			if n1 != n2 {
+				return fmt.Errorf("%d values, row %d: %d non-finite, the portable loop %d", n, t, n1, n2)
+			}
+			for i := range p1 {
+				if math.Float32bits(p1[i]) != math.Float32bits(p2[i]) {
+					return fmt.Errorf("%d values, row %d: panel value %d is %#x, the portable loop's %#x", n, t, i, math.Float32bits(p1[i]), math.Float32bits(p2[i]))
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // ColumnKernel widens a rows × k block of bf16 values (row u at src[u·pitch:],
 // k ≤ PanelRows values) into the packed panel p transposed — value (u, t)
 // to p[PanelAt(t, u)] — and counts the non-finite ones: A's columns as
@@ -135,7 +195,7 @@ func bf16Column(src []byte, dst []float32) (nonfinite int) {
 func (g *Gram) FeedRows(dt string, b []byte, rows, cols int, yield func() error) (nonfinite int, sumsq float64) {
 	out, r := rows, cols
 	sz := dtype.Size(dt)
-	dec := dtype.DecodeKernels.Get() // bf16, whole blocks of 8 values
+	rowk := RowKernels.Get()
 	for i0 := 0; i0 < out; i0 += PanelRows {
 		if yield != nil {
 			yield()
@@ -144,13 +204,13 @@ func (g *Gram) FeedRows(dt string, b []byte, rows, cols int, yield func() error)
 		p := g.NextPanel(k)
 		for t := 0; t < k; t++ {
 			seg := b[(i0+t)*r*sz : (i0+t+1)*r*sz]
+			if dt == "BF16" {
+				nonfinite += rowk(seg, p, t, r)
+				continue
+			}
 			for c0 := 0; c0 < r; c0 += PanelBlock {
 				w := min(PanelBlock, r-c0)
 				at := PanelAt(t, c0)
-				if dt == "BF16" && w%8 == 0 {
-					nonfinite += dec(seg[c0*2:(c0+w)*2], p[at:at+w])
-					continue
-				}
 				nf, _ := dtype.Decode32(dt, seg[c0*sz:(c0+w)*sz], p[at:at+w])
 				nonfinite += nf
 			}

@@ -159,3 +159,49 @@ coldone:
 	MOVQ         AX, nonfinite+32(FP)
 	VZEROUPPER
 	RET
+
+// func rowAVX2(src *byte, dst *float32, nblk int) (nonfinite int)
+//
+// Widens 16·nblk bf16 values (one row of the panel) into a packed panel:
+// block b's 16 values to dst + b·4096 bytes (the next block of 16 columns,
+// PanelRows·16 floats on). Counts the values whose exponent is all ones.
+TEXT ·rowAVX2(SB), NOSPLIT, $0-32
+	MOVQ src+0(FP), SI
+	MOVQ dst+8(FP), DI
+	MOVQ nblk+16(FP), CX
+	VPXOR Y15, Y15, Y15
+	MOVL $0x7f800000, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	TESTQ CX, CX
+	JZ rowdone
+
+rowloop:
+	VPMOVZXWD (SI), Y0
+	VPMOVZXWD 16(SI), Y1
+	VPSLLD    $16, Y0, Y0
+	VPSLLD    $16, Y1, Y1
+	VMOVUPS   Y0, (DI)
+	VMOVUPS   Y1, 32(DI)
+	VPAND     Y14, Y0, Y2
+	VPAND     Y14, Y1, Y3
+	VPCMPEQD  Y14, Y2, Y2
+	VPCMPEQD  Y14, Y3, Y3
+	VPSUBD    Y2, Y15, Y15
+	VPSUBD    Y3, Y15, Y15
+	ADDQ      $32, SI
+	ADDQ      $4096, DI
+	DECQ      CX
+	JNZ       rowloop
+
+rowdone:
+	VEXTRACTI128 $1, Y15, X1
+	VPADDD       X1, X15, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, AX
+	MOVQ         AX, nonfinite+24(FP)
+	VZEROUPPER
+	RET

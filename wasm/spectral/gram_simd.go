@@ -2,7 +2,10 @@
 
 package spectral
 
-import "simd/archsimd"
+import (
+	"math"
+	"simd/archsimd"
+)
 
 // The SIMD Gram kernels, built with GOEXPERIMENT=simd on amd64: "avx2"
 // (AVX2+FMA, Go assembly: gram_amd64.s) and "avx512" (AVX-512F, 16 lanes,
@@ -17,6 +20,7 @@ func init() {
 	}
 	if archsimd.X86.AVX2() {
 		_ = ColumnKernels.Try("avx2", bf16ColumnsAVX2, CheckColumnKernel)
+		_ = RowKernels.Try("avx2", bf16RowAVX2, CheckRowKernel)
 	}
 	if archsimd.X86.AVX512() {
 		_ = GramKernels.Try("avx512", syrkPanelAVX512, CheckGramKernel)
@@ -116,6 +120,33 @@ func bf16ColumnsAVX2(src []byte, pitch int, p []float32, rows, k int) (nonfinite
 	}
 	if r8 < rows { // the last rows
 		nonfinite += bf16ColumnsGo(src[r8*pitch:], pitch, p[PanelAt(0, r8):], rows-r8, k) // rows-r8 < 8: within one block
+	}
+	return nonfinite
+}
+
+// rowAVX2 widens 16·nblk bf16 values into one row of a packed panel
+// (gram_amd64.s).
+//
+//go:noescape
+func rowAVX2(src *byte, dst *float32, nblk int) (nonfinite int)
+
+// bf16RowAVX2 is a RowKernel: whole blocks of 16 in assembly, the rest by
+// the portable loop.
+func bf16RowAVX2(src []byte, p []float32, t, n int) (nonfinite int) {
+	nb := n / PanelBlock
+	if t < 0 || t >= PanelRows || len(src) < 2*n || (nb > 0 && len(p) < PanelAt(t, nb*PanelBlock-1)+1) {
+		panic("spectral: bf16RowAVX2: bad row")
+	}
+	if nb > 0 {
+		nonfinite = rowAVX2(&src[0], &p[PanelAt(t, 0)], nb)
+	}
+	if c0 := nb * PanelBlock; c0 < n {
+		at := PanelAt(t, c0) // the tail (fewer than 16) is within one block
+		for j := 0; j < n-c0; j++ {
+			u := uint32(src[2*(c0+j)]) | uint32(src[2*(c0+j)+1])<<8
+			nonfinite += int(((u & 0x7f80) + 0x80) >> 15)
+			p[at+j] = math.Float32frombits(u << 16)
+		}
 	}
 	return nonfinite
 }

@@ -74,22 +74,3 @@ func TestSIMDKernelsAgainstEachOther(t *testing.T) {
 		t.Skip("this CPU has neither AVX2+FMA nor AVX-512")
 	}
 }
-
-// TestColumnKernels: the transposing bf16 decode of every kernel built in
-// passes the start-up check, and the check rejects a wrong kernel.
-func TestColumnKernels(t *testing.T) {
-	for _, c := range ColumnKernels.Candidates() {
-		if err := CheckColumnKernel(c.Fn, bf16ColumnsGo); err != nil {
-			t.Errorf("%s: %v", c.Name, err)
-		}
-	}
-	wrong := func(src []byte, pitch int, p []float32, rows, k int) int {
-		nf := bf16ColumnsGo(src, pitch, p, rows, k)
-		p[PanelAt(k-1, rows-1)] = 0
-		return nf
-	}
-	if CheckColumnKernel(wrong, bf16ColumnsGo) == nil {
-		t.Error("a wrong column kernel passed")
-	}
-	t.Logf("column kernels %v, active %s", ColumnKernels.Names(), ColumnKernels.Name())
-}
