@@ -88,14 +88,14 @@ type tracker struct {
 // reads its pairs out of order, so that Finish would otherwise read and hash
 // the whole file again, on one core, once the check is done. The bytes the
 // check reads in order still count when they come first.
-const (
-	aheadMin   = 64 << 20
-	aheadChunk = 4 << 20
-)
+const aheadChunk = 4 << 20
+
+var aheadMin int64 = 64 << 20 // a variable for the tests
 
 // readAhead hashes the file from r to its end (started by Open).
-func (t *tracker) readAhead(r io.ReaderAt) {
+func (t *tracker) readAhead(r *os.File) {
 	defer close(t.ahead)
+	defer r.Close()
 	buf := make([]byte, aheadChunk)
 	for {
 		off := t.next.Load()
@@ -208,15 +208,22 @@ func (d *digestFS) Open(name string) (fs.File, error) {
 	}
 	head := d.early[name]
 	delete(d.early, name)
-	osf, local := f.(*os.File)
-	start := t.ahead == nil && local && d.window == 0 && size >= aheadMin
-	if start {
-		t.ahead = make(chan struct{})
+	_, local := f.(*os.File)
+	var own io.ReaderAt // the hasher's own handle: the check closes its own when done
+	if t.ahead == nil && local && d.window == 0 && size >= aheadMin {
+		if g, err := d.FS.Open(name); err == nil {
+			if ra, ok := g.(*os.File); ok {
+				own = ra
+				t.ahead = make(chan struct{})
+			} else {
+				g.Close()
+			}
+		}
 	}
 	d.mu.Unlock()
 	t.saw(head, 0)
-	if start {
-		go t.readAhead(osf)
+	if own != nil {
+		go t.readAhead(own.(*os.File))
 	}
 	return &trackedFile{File: f, ra: ra, t: t, size: size}, nil
 }
