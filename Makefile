@@ -125,7 +125,11 @@ fuzz:
 	$(GO) test ./wasm/safetensors -run XXX -fuzz FuzzHeader -fuzztime 60s
 	$(GO) test ./wasm/safetensors -run XXX -fuzz FuzzIndex -fuzztime 30s
 
-# Benchmarks: quick and deep audit of the full twin beside a raw read.
+# Benchmarks (not timed tests): the native audit of the full twin in every
+# mode beside its floor (cat of the same file) and its peer (scripts/peer.py:
+# numpy doing the same work; Debian's python3-numpy, a benchmark dependency
+# only), in RUNS alternating rounds (default 5): median, min, max, peak RSS,
+# the ratios, the load average and the CPU flags. Then the kernels alone.
 bench: build
 	scripts/bench.sh $(BIN) $(FULL)
 	$(SIMD) $(GO) test -run XXX -bench . -benchtime 3x ./wasm/spectral

@@ -29,7 +29,9 @@ The deep check is exact unless --mode says otherwise: quick skips the spectra
 (inventory, dtypes, NaN/Inf scan, norms only); randomized checks the SVD form
 with Gaussian probes and computes exact Grams only where they reject (see
 wasm/spectral: the bound holds w.p. ≥ 1 − 2.5e-7); exact computes every pair's
-Gram matrices.
+Gram matrices. Natively the exact route is the faster one (a SIMD Gram kernel;
+the probes have none here), so randomized takes the exact Grams for every pair
+too: it is the browser's fast mode, and exact is the CLI's default.
 With --base and --tuned (folders, URLs or Hub repositories, read by range
 at the commit their revision resolves to) the rebuild check runs too; from a
 URL or a Hub repository it is sampled by default (see clefcheck help rebuild).
@@ -53,6 +55,7 @@ func (c *AuditCommand) Run(ctx context.Context, args []string) error {
 	asJSON := fs.Bool("json", false, "print one JSON object {verdict, findings, summary, matrices}")
 	matrices := fs.Bool("matrices", false, "with the text output, list every pair's figures")
 	noProgress := fs.Bool("no-progress", false, "no progress on stderr")
+	noDigest := fs.Bool("no-digest", false, "do not compute the files' SHA-256 (the provenance then says so; one core hashes at ~1.5 GB/s, which bounds the quick audit)")
 	cpuprofile := fs.String("cpuprofile", "", "write a Go CPU profile to `FILE` (for performance work)")
 	attest := fs.String("attest", "", "write to `FILE` an in-toto Statement v1 (SLSA verification summary predicate: the files and their SHA-256, the claims profile's digest, PASSED or FAILED), unsigned, ready to be signed by standard tools")
 	charts := fs.String("charts", "", "write the charts as SVG files to `DIR`: the adapter's modules × layers heatmaps (pair-grid-METRIC.svg) and each pair's spectrum (spectra/MODULE.svg), as the Audit page draws them")
@@ -72,7 +75,7 @@ func (c *AuditCommand) Run(ctx context.Context, args []string) error {
 		return err
 	}
 	host := newHost("")
-	spec := &jobs.Spec{Kind: jobs.KindAudit, Mode: mode, Label: pos[0], Workers: *workers}
+	spec := &jobs.Spec{Kind: jobs.KindAudit, Mode: mode, Label: pos[0], Workers: *workers, NoDigest: *noDigest}
 	if spec.Adapter, err = input(host, "ADAPTER", pos[0]); err != nil {
 		return err
 	}

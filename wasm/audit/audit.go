@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"sync"
 	"time"
 
 	"github.com/kvit-s/clefcheck/wasm/audit/findings"
@@ -152,6 +153,10 @@ type auditor struct {
 	ck       *safetensors.Checkpoint
 	rep      *extraction.Report
 	byName   map[string]*Matrix
+	// repSigma: the report's singular values by module, made once
+	// (reportSigma; the workers read it).
+	repOnce  sync.Once
+	repSigma map[string][]float64
 }
 
 // yield lets the page breathe (Options.Yield) in long single-threaded work.

@@ -14,6 +14,9 @@ import (
 	"github.com/kvit-s/clefcheck/wasm/spectral"
 )
 
+// Diagonal is the diagonal spectrum of a pair (spectral.DiagonalSpectrum).
+type Diagonal = spectral.Diagonal
+
 func (a *auditor) values(ctx context.Context) error {
 	var todo []*Matrix
 	var total int64
@@ -117,7 +120,7 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 	r := m.Rank
 	var nfA, nfB int
 	var ssA, ssB float64
-	if a.opt.Mode == report.ModeRandomized && 4*(int64(r)*int64(m.In)+int64(m.Out)*int64(r)) <= MaxProbeDecode {
+	if a.opt.Mode == report.ModeRandomized && probesPay() && 4*(int64(r)*int64(m.In)+int64(m.Out)*int64(r)) <= MaxProbeDecode {
 		done, fs, err := a.probePair(st, m, sa, sb, whole)
 		if err != nil {
 			m.Skipped = "unreadable"
@@ -179,13 +182,24 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 	}
 	m.Method = "gram"
 	ga, gb := st.ga.Sym(), st.gb.Sym()
-	sigma, err := spectral.SingularValues(ga, gb, m.Scaling)
-	if err != nil {
-		c.Addf(report.RankDeficient, report.Fail, m.Module, nil, nil, "spectrum not computed: %v", err)
-		return c.Findings
-	}
 	form := spectral.FormOf(ga, gb).Deviation()
-	a.setSpectrum(&c, m, sigma, form, nil)
+	// The diagonal shortcut (spectral.DiagonalSpectrum): for factors in SVD
+	// form the Grams are diagonal within a Gershgorin bound, and the
+	// eigensolver runs only when that bound is not tight enough — or when
+	// it could change a figure the audit judges.
+	if d, ok := spectral.DiagonalSpectrum(ga, gb, m.Scaling); ok && d.Accepts(spectral.DiagonalTolerance) && a.diagonalDecides(m, d) {
+		a.setSpectrum(&c, m, d.Sigma, form, &d.Bound)
+		if m.Fro >= 0 {
+			m.Fro = d.Fro
+		}
+	} else {
+		sigma, err := spectral.SingularValues(ga, gb, m.Scaling)
+		if err != nil {
+			c.Addf(report.RankDeficient, report.Fail, m.Module, nil, nil, "spectrum not computed: %v", err)
+			return c.Findings
+		}
+		a.setSpectrum(&c, m, sigma, form, nil)
+	}
 	if form > a.opt.Tol.Form {
 		c.Addf(report.FactorForm, report.Warn, m.Module, fin(form), a.opt.Tol.Form, "A·Aᵀ and Bᵀ·B are not one diagonal matrix (deviation %.3g > %.3g): the factors are not A = √S·Vᵀ, B = U·√S", form, a.opt.Tol.Form)
 	}
@@ -283,4 +297,76 @@ func (a *auditor) aggregateRank() {
 	if n > 0 {
 		a.c.Addf(report.RankDeficient, report.Info, "adapter_model", n, nil, "%d matrices have a side not larger than r; their numerical rank equals that side, the most it can be", n)
 	}
+}
+
+// diagonalDecides reports whether the diagonal spectrum d decides what the
+// eigensolver's would: every σᵢ is within d.Bound of d.Sigma[i], so a
+// figure is decided when it is on the same side of its threshold at both
+// ends of the bound — the numerical rank's σ₁·max(max(out, in)·2⁻²³, 2⁻¹⁰)
+// and, when the extraction report lists the pair's singular values, each
+// one's tolerance against the report. A figure the bound leaves undecided
+// sends the pair to the eigensolver.
+func (a *auditor) diagonalDecides(m *Matrix, d Diagonal) bool {
+	b := d.Bound
+	sig := d.Sigma
+	if len(sig) == 0 || sig[0] == 0 {
+		return true
+	}
+	tol := spectral.RankTolerance(sig, m.Out, m.In) // ∝ σ₁
+	for _, x := range sig {
+		above, below := x*(1-b) > tol*(1+b), x*(1+b) <= tol*(1-b)
+		if !above && !below {
+			return false
+		}
+	}
+	ref := a.reportSigma(m.Module)
+	if len(ref) == 0 {
+		return true
+	}
+	t := a.opt.Tol
+	for j := 0; j < len(ref) && j < len(sig); j++ {
+		allowed := t.SigmaRel*math.Abs(ref[j]) + t.SigmaAbs*math.Abs(ref[0])
+		lo, hi := sig[j]*(1-b), sig[j]*(1+b)
+		// The deviation |σ − ref| over σ ∈ [lo, hi]: its largest value is at
+		// an end, its smallest 0 when ref is inside.
+		dmax := max(math.Abs(lo-ref[j]), math.Abs(hi-ref[j]))
+		dmin := 0.0
+		if ref[j] < lo || ref[j] > hi {
+			dmin = min(math.Abs(lo-ref[j]), math.Abs(hi-ref[j]))
+		}
+		if dmin <= allowed && dmax > allowed {
+			return false
+		}
+	}
+	return true
+}
+
+// reportSigma is the extraction report's singular values for module (nil
+// without a report or without them).
+func (a *auditor) reportSigma(module string) []float64 {
+	if a.rep == nil {
+		return nil
+	}
+	a.repOnce.Do(func() {
+		a.repSigma = make(map[string][]float64, len(a.rep.Matrices))
+		for i := range a.rep.Matrices {
+			x := &a.rep.Matrices[i]
+			a.repSigma[x.Module] = x.SingularValues
+		}
+	})
+	return a.repSigma[module]
+}
+
+// probesPay reports whether the randomized probes cost less than the exact
+// Grams with the kernels in use. The probes take 2·k·q = 32 multiply-adds
+// per factor element, the Gram r/2 (128 at r = 256); natively the Gram
+// kernel is SIMD (8 or 16 lanes, at ~80% of the FMA peak) while the probes'
+// loops are portable Go, so the Grams are the cheaper route there and a
+// randomized audit takes them for every pair (method "gram"): it is then
+// the exact audit, never slower. In the browser the probes have WebAssembly
+// SIMD kernels and the Gram the portable loop: the probes pay.
+func probesPay() bool {
+	_, gramPortable := spectral.GramKernels.Current()
+	_, probesPortable := spectral.ProbeKernels.Current()
+	return gramPortable || !probesPortable
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -232,6 +233,12 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 	}
 	if opt.Mode, err = report.ParseMode(string(spec.Mode)); err != nil {
 		return nil, err
+	}
+	// A quick audit of local files is bound by the read-ahead hasher (one
+	// core's SHA-256, digestFS): the scan, a fraction of that work, gets
+	// the other cores, so that the hasher has one to itself.
+	if dig != nil && h.DigestWindow == 0 && spec.Adapter.URL == "" && opt.Mode == report.ModeQuick && opt.Workers == 0 && runtime.GOMAXPROCS(0) > 1 {
+		opt.Workers = runtime.GOMAXPROCS(0) - 1
 	}
 	if spec.ReportFile != nil {
 		rf, name, err := onlyFile(h, spec.ReportFile, "extraction report")

@@ -3,6 +3,8 @@ package spectral
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/kvit-s/clefcheck/wasm/kernels"
 )
 
 // BenchmarkGram256 is the Gram of one 17408 × 256 factor (Bᵀ·B of gate_proj).
@@ -15,7 +17,7 @@ func BenchmarkGram256(b *testing.B) {
 	for b.Loop() {
 		g.Reset()
 		for i := 0; i < 17408; i++ {
-			copy(g.Row(), x[i*256:(i+1)*256])
+			g.AddRow(x[i*256 : (i+1)*256])
 		}
 		g.Flush()
 	}
@@ -44,4 +46,22 @@ func BenchmarkGramApply256(b *testing.B) {
 		gramApply(x, 17408, 256, k, w, y, nil)
 	}
 	b.ReportMetric(float64(2*17408*256*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFMA/s")
+}
+
+// BenchmarkGramKernels is the panel update alone, for every kernel built
+// in, on a full panel of a 256-column Gram.
+func BenchmarkGramKernels(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 4))
+	const n = 256
+	p := Pack(randBF16(rng, PanelRows*n, 0.01), PanelRows, n)
+	g := make([]float64, n*n)
+	all := append([]kernels.Kernel[GramKernel]{{Name: kernels.Portable, Fn: GramKernels.Portable()}}, GramKernels.Candidates()...)
+	for _, k := range all {
+		b.Run(k.Name, func(b *testing.B) {
+			for b.Loop() {
+				k.Fn(p, PanelRows, n, g)
+			}
+			b.ReportMetric(float64(PanelRows*n*(n+16)/2)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFMA/s")
+		})
+	}
 }

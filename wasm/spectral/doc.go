@@ -23,24 +23,41 @@
 //
 // # Feeding encoded factors
 //
-// Gram.FeedColumns and Gram.FeedRows take a factor's bytes as stored (bf16
-// widened inline — a shift, exact — other dtypes through dtype.Decode32)
-// and feed panels of PanelRows rows: the columns of A for A·Aᵀ, the rows of
-// B for Bᵀ·B. They count the non-finite values they meet and return the
-// Gram's trace, ‖X‖²_F, so that one pass over the bytes gives the scan and
-// the Gram.
+// Gram.FeedColumns and Gram.FeedRows take a factor's bytes as stored and
+// decode them straight into the Gram's packed panel (blocks of 16 columns,
+// each block's 64 rows contiguous: the layout the kernels read, so the
+// bytes are copied once, from the page cache by pread, and then only
+// widened): the rows of B for Bᵀ·B 16 values at a time (dtype's bf16
+// decode kernel), the columns of A for A·Aᵀ transposed (ColumnKernels),
+// other dtypes through dtype.Decode32. They count the non-finite values
+// they meet and return the Gram's trace, ‖X‖²_F, so that one pass over the
+// bytes gives the scan and the Gram.
 //
 // # Kernels
 //
-// Two loops are swappable through package kernels: GramKernels, the panel
-// update Pᵀ·P (portable Go; an AVX2+FMA one built with GOEXPERIMENT=simd
-// on amd64, chosen at start-up when the CPU has both and CheckGramKernel
-// accepts it), and ProbeKernels, the loops of the randomized probes with
-// four probes (portable Go; the browser's engine workers install
-// WebAssembly SIMD ones after checking them against ApplyPortable and its
-// siblings). Every kernel sums the same float32 products, in its own
-// order: results agree within the panel bound above (TestKernelsAgree
-// asks 10⁻⁶·√(Gᵢᵢ·Gⱼⱼ)).
+// Three loops are swappable through package kernels, each candidate
+// checked against the portable loop before it is installed: GramKernels,
+// the panel update Pᵀ·P (portable Go; built with GOEXPERIMENT=simd on
+// amd64, "avx2" in Go assembly, 4 × 16 tiles in eight FMA accumulators,
+// and "avx512" in simd/archsimd, 8 × 16 tiles of 16 lanes, each chosen at
+// start-up when the CPU has it and CheckGramKernel accepts it, the last
+// accepted active); ColumnKernels, the transposing bf16 decode of A's
+// columns (portable Go; "avx2", 8 × 8 transposes in registers, accepted by
+// CheckColumnKernel bit for bit); and ProbeKernels, the loops of the
+// randomized probes with four probes (portable Go; the browser's engine
+// workers install WebAssembly SIMD ones after checking them against
+// ApplyPortable and its siblings). Every Gram kernel sums the same float32
+// products, in its own order: results agree within the panel bound above
+// (TestKernelsAgree and TestSIMDKernelsAgainstEachOther ask
+// 10⁻⁶·√(Gᵢᵢ·Gⱼⱼ)).
+//
+// # The diagonal shortcut
+//
+// For factors in SVD form the Grams are diagonal, and DiagonalSpectrum
+// reads the spectrum from their diagonals with a rigorous bound
+// (Gershgorin's theorem on the normalised off-diagonal parts, then
+// Ostrowski's; see diagonal.go): the exact route takes it when the bound is
+// within DiagonalTolerance = 2⁻⁸ and runs the eigensolver otherwise.
 //
 // Because the Grams square the singular values, a value below about
 // √(10⁻⁶) = 10⁻³ of σ₁ is not resolved. The numerical rank therefore counts

@@ -1,9 +1,12 @@
 package spectral
 
 import (
+	"encoding/binary"
+	"fmt"
 	"math"
 
 	"github.com/kvit-s/clefcheck/wasm/dtype"
+	"github.com/kvit-s/clefcheck/wasm/kernels"
 )
 
 // FeedColumns feeds the columns of X (rows × cols, row-major bytes of
@@ -11,18 +14,18 @@ import (
 // accumulates X·Xᵀ = Σ over columns of x_c·x_cᵀ; g must be rows × rows. It
 // returns the number of non-finite values and the Gram's trace afterwards,
 // which is ‖X‖²_F when g started empty. scratch is reused for dtypes other
-// than BF16 (bf16 is widened inline); yield, when not nil, is called before
-// each panel.
+// than BF16 (bf16 is widened straight into the packed panel: a shift,
+// exact); yield, when not nil, is called before each panel.
 func (g *Gram) FeedColumns(dt string, b []byte, rows, cols int, scratch *[]float32, yield func() error) (nonfinite int, sumsq float64) {
 	r, in := rows, cols
 	if scratch == nil {
 		scratch = new([]float32)
 	}
 	sz := dtype.Size(dt)
-	stride := g.Stride()
 	if cap(*scratch) < PanelRows {
 		*scratch = make([]float32, PanelRows)
 	}
+	colk := ColumnKernels.Get()
 	for c0 := 0; c0 < in; c0 += PanelRows {
 		if yield != nil {
 			yield()
@@ -30,27 +33,19 @@ func (g *Gram) FeedColumns(dt string, b []byte, rows, cols int, scratch *[]float
 		k := min(PanelRows, in-c0)
 		p := g.NextPanel(k)
 		if dt == "BF16" {
-			// Row t of the panel is column c0+t of A: read A's rows in
-			// order, write the panel column by column.
-			for i := 0; i < r; i++ {
-				seg := b[(i*in+c0)*2 : (i*in+c0+k)*2]
-				for t := 0; t < k; t++ {
-					u := uint32(seg[2*t]) | uint32(seg[2*t+1])<<8
-					if u&0x7f80 == 0x7f80 {
-						nonfinite++
-					}
-					p[t*stride+i] = math.Float32frombits(u << 16)
-				}
-			}
+			// Row t of the panel is column c0+t of X: the r × k block of X
+			// at column c0 goes into the panel transposed.
+			nonfinite += colk(b[c0*2:], in*2, p, r, k)
 			continue
 		}
 		for i := 0; i < r; i++ {
-			seg := b[(i*in+c0)*sz : (i*in+c0+k)*sz]
+			base := PanelAt(0, i)
+			dst := p[base : base+16*(k-1)+1]
 			row := (*scratch)[:k]
-			nf, _ := dtype.Decode32(dt, seg, row)
+			nf, _ := dtype.Decode32(dt, b[(i*in+c0)*sz:(i*in+c0+k)*sz], row)
 			nonfinite += nf
 			for t, v := range row {
-				p[t*stride+i] = v
+				dst[16*t] = v
 			}
 		}
 	}
@@ -60,14 +55,147 @@ func (g *Gram) FeedColumns(dt string, b []byte, rows, cols int, scratch *[]float
 	return nonfinite, sumsq
 }
 
+// RowKernel widens the n bf16 values of src (one row of B) into row t of the
+// packed panel p — value c to p[PanelAt(t, c)] — and counts the non-finite
+// ones: B's rows as panel rows, for Bᵀ·B.
+type RowKernel func(src []byte, p []float32, t, n int) (nonfinite int)
+
+// RowKernels is the slot of the row decode (package kernels): the portable
+// bf16RowGo, and under GOEXPERIMENT=simd on amd64 with AVX2 "avx2",
+// installed at start-up when CheckRowKernel accepts it. (Not dtype's
+// decode kernel, called block by block: in the browser that one is a call
+// into a WebAssembly module, too dear for 16 values.)
+var RowKernels = kernels.NewSlot[RowKernel]("bf16-rows", bf16RowGo)
+
+// bf16RowGo is the portable RowKernel.
+func bf16RowGo(src []byte, p []float32, t, n int) (nonfinite int) {
+	src = src[:2*n]
+	for c0 := 0; c0 < n; c0 += PanelBlock {
+		w := min(PanelBlock, n-c0)
+		at := PanelAt(t, c0)
+		dst := p[at : at+w]
+		seg := src[2*c0 : 2*(c0+w)]
+		for j := range dst {
+			u := uint32(binary.LittleEndian.Uint16(seg[2*j:]))
+			nonfinite += int(((u & 0x7f80) + 0x80) >> 15)
+			dst[j] = math.Float32frombits(u << 16)
+		}
+	}
+	return nonfinite
+}
+
+// CheckRowKernel compares a RowKernel with the portable one on rows with
+// NaN and ±Inf, of lengths that are and are not multiples of 16, at the
+// first and last panel rows: every value bit for bit, the count exactly.
+func CheckRowKernel(candidate, portable RowKernel) error {
+	x := uint32(999)
+	for _, n := range []int{16, 48, 256, 40, 7} {
+		src := make([]byte, 2*n)
+		for i := range src {
+			x = x*1664525 + 1013904223
+			src[i] = byte(x >> 24)
+		}
+		for i := 0; i+1 < len(src); i += 22 {
+			src[i], src[i+1] = 0x80, 0xff // −Inf or NaN, now and then
+		}
+		stride := (n + 15) &^ 15
+		for _, t := range []int{0, PanelRows - 1} {
+			p1, p2 := make([]float32, PanelRows*stride), make([]float32, PanelRows*stride)
+			n1, n2 := candidate(src, p1, t, n), portable(src, p2, t, n)
+			if n1 != n2 {
+				return fmt.Errorf("%d values, row %d: %d non-finite, the portable loop %d", n, t, n1, n2)
+			}
+			for i := range p1 {
+				if math.Float32bits(p1[i]) != math.Float32bits(p2[i]) {
+					return fmt.Errorf("%d values, row %d: panel value %d is %#x, the portable loop's %#x", n, t, i, math.Float32bits(p1[i]), math.Float32bits(p2[i]))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// ColumnKernel widens a rows × k block of bf16 values (row u at src[u·pitch:],
+// k ≤ PanelRows values) into the packed panel p transposed — value (u, t)
+// to p[PanelAt(t, u)] — and counts the non-finite ones: A's columns as
+// panel rows, for A·Aᵀ.
+type ColumnKernel func(src []byte, pitch int, p []float32, rows, k int) (nonfinite int)
+
+// ColumnKernels is the slot of the transposing bf16 decode (package
+// kernels): the portable bf16ColumnsGo, and under GOEXPERIMENT=simd on
+// amd64 with AVX2 "avx2" (8 × 8 transposes in registers), installed at
+// start-up when CheckColumnKernel accepts it.
+var ColumnKernels = kernels.NewSlot[ColumnKernel]("bf16-columns", bf16ColumnsGo)
+
+// bf16ColumnsGo is the portable ColumnKernel.
+func bf16ColumnsGo(src []byte, pitch int, p []float32, rows, k int) (nonfinite int) {
+	if k == 0 {
+		return 0
+	}
+	for u := 0; u < rows; u++ {
+		base := PanelAt(0, u)
+		nonfinite += bf16Column(src[u*pitch:u*pitch+2*k], p[base:base+16*(k-1)+1])
+	}
+	return nonfinite
+}
+
+// CheckColumnKernel compares a ColumnKernel with the portable one on blocks
+// with NaN and ±Inf of awkward shapes (rows and columns not multiples of
+// 8): every value bit for bit, the count exactly.
+func CheckColumnKernel(candidate, portable ColumnKernel) error {
+	x := uint32(777)
+	for _, sh := range [][2]int{{8, 8}, {16, 64}, {13, 61}, {256, 64}, {37, 5}, {1, 64}} {
+		rows, k := sh[0], sh[1]
+		pitch := 2*k + 6
+		src := make([]byte, rows*pitch)
+		for i := range src {
+			x = x*1664525 + 1013904223
+			src[i] = byte(x >> 24)
+		}
+		for i := 0; i+1 < len(src); i += 97 {
+			src[i], src[i+1] = 0x80, 0x7f // +Inf or NaN, now and then
+		}
+		stride := (rows + 15) &^ 15
+		p1, p2 := make([]float32, PanelRows*stride), make([]float32, PanelRows*stride)
+		n1, n2 := candidate(src, pitch, p1, rows, k), portable(src, pitch, p2, rows, k)
+		if n1 != n2 {
+			return fmt.Errorf("%d × %d: %d non-finite, the portable loop %d", rows, k, n1, n2)
+		}
+		for i := range p1 {
+			if math.Float32bits(p1[i]) != math.Float32bits(p2[i]) {
+				return fmt.Errorf("%d × %d: panel value %d is %#x, the portable loop's %#x", rows, k, i, math.Float32bits(p1[i]), math.Float32bits(p2[i]))
+			}
+		}
+	}
+	return nil
+}
+
+// bf16Column widens the len(src)/2 bf16 values of src into dst[0],
+// dst[16], dst[32], … and counts the non-finite ones (exponent all ones:
+// ((u & 0x7f80) + 0x80) carries into bit 15 exactly then).
+func bf16Column(src []byte, dst []float32) (nonfinite int) {
+	n := len(src) / 2
+	if n == 0 {
+		return 0
+	}
+	_ = dst[16*(n-1)]
+	for t := 0; t < n; t++ {
+		u := uint32(binary.LittleEndian.Uint16(src[2*t:]))
+		nonfinite += int(((u & 0x7f80) + 0x80) >> 15)
+		dst[16*t] = math.Float32frombits(u << 16)
+	}
+	return nonfinite
+}
+
 // FeedRows feeds the rows of X (rows × cols, row-major bytes of dtype dt,
 // e.g. a LoRA B with cols = r) into g, so that g accumulates Xᵀ·X = Σ over
 // rows of x_iᵀ·x_i; g must be cols × cols. It returns what FeedColumns
-// does.
+// does. Each row is decoded straight into the packed panel, 16 values to a
+// block (dtype.Decode32, whose bf16 loop is a swappable kernel).
 func (g *Gram) FeedRows(dt string, b []byte, rows, cols int, yield func() error) (nonfinite int, sumsq float64) {
 	out, r := rows, cols
 	sz := dtype.Size(dt)
-	stride := g.Stride()
+	rowk := RowKernels.Get()
 	for i0 := 0; i0 < out; i0 += PanelRows {
 		if yield != nil {
 			yield()
@@ -76,20 +204,16 @@ func (g *Gram) FeedRows(dt string, b []byte, rows, cols int, yield func() error)
 		p := g.NextPanel(k)
 		for t := 0; t < k; t++ {
 			seg := b[(i0+t)*r*sz : (i0+t+1)*r*sz]
-			row := p[t*stride : t*stride+r]
-			var nf int
 			if dt == "BF16" {
-				for j := range row {
-					u := uint32(seg[2*j]) | uint32(seg[2*j+1])<<8
-					if u&0x7f80 == 0x7f80 {
-						nf++
-					}
-					row[j] = math.Float32frombits(u << 16)
-				}
-			} else {
-				nf, _ = dtype.Decode32(dt, seg, row)
+				nonfinite += rowk(seg, p, t, r)
+				continue
 			}
-			nonfinite += nf
+			for c0 := 0; c0 < r; c0 += PanelBlock {
+				w := min(PanelBlock, r-c0)
+				at := PanelAt(t, c0)
+				nf, _ := dtype.Decode32(dt, seg[c0*sz:(c0+w)*sz], p[at:at+w])
+				nonfinite += nf
+			}
 		}
 	}
 	for i := 0; i < r; i++ {

@@ -15,14 +15,26 @@ import (
 // are added into the float64 Gram.
 const PanelRows = 64
 
+// PanelBlock is the width of a panel's column blocks (see Gram).
+const PanelBlock = 16
+
 // Gram accumulates G = Xᵀ·X for an n-column X fed in panels of rows.
+//
+// A panel is held packed, the layout the kernels read: its columns in
+// blocks of PanelBlock, each block's PanelRows rows contiguous, so that
+// element (t, c) — row t of the panel, column c — is at
+// PanelAt(t, c) = ((c/16)·PanelRows + t)·16 + c%16. The feeders decode
+// bf16 straight into it; a kernel reads it in order, with no copy.
 type Gram struct {
 	N      int       // the Gram is N × N
 	stride int       // N rounded up to 16
 	g      []float64 // stride × stride, upper triangle accumulated
-	panel  []float32 // PanelRows × stride, rows of Xᵀ, zero-padded
+	panel  []float32 // PanelRows × stride, packed, zero-padded
 	rows   int       // rows filled in the current panel
 }
+
+// PanelAt is the index of element (t, c) of a packed panel.
+func PanelAt(t, c int) int { return ((c>>4)*PanelRows+t)<<4 | c&15 }
 
 // NewGram returns an empty n × n Gram.
 func NewGram(n int) *Gram {
@@ -36,27 +48,30 @@ func (g *Gram) Reset() {
 	g.rows = 0
 }
 
-// Row returns the next panel row to fill (n values, zero-padded beyond),
-// flushing the panel first when it is full.
-func (g *Gram) Row() []float32 {
+// AddRow adds one row of X (n values) to the panel, flushing the panel
+// first when it is full.
+func (g *Gram) AddRow(x []float32) {
 	if g.rows == PanelRows {
 		g.Flush()
 	}
-	r := g.panel[g.rows*g.stride : g.rows*g.stride+g.N]
+	t := g.rows
+	for c, v := range x[:g.N] {
+		g.panel[PanelAt(t, c)] = v
+	}
 	g.rows++
-	return r
 }
 
-// NextPanel flushes what is filled and returns k ≤ PanelRows rows to fill
-// (row t at [t·Stride, t·Stride+N), padding left zero). They are added at
-// the next NextPanel, Row or Sym.
+// NextPanel flushes what is filled and returns the packed panel for k ≤
+// PanelRows rows to fill (element (t, c) at PanelAt(t, c) for t < k,
+// c < N; the padding columns stay zero). They are added at the next
+// NextPanel, AddRow or Sym.
 func (g *Gram) NextPanel(k int) []float32 {
 	g.Flush()
 	g.rows = k
-	return g.panel[:k*g.stride]
+	return g.panel
 }
 
-// Stride is the row stride of panels returned by NextPanel.
+// Stride is N rounded up to PanelBlock.
 func (g *Gram) Stride() int { return g.stride }
 
 // Flush adds the filled panel rows into the Gram.
@@ -64,7 +79,7 @@ func (g *Gram) Flush() {
 	if g.rows == 0 {
 		return
 	}
-	GramKernels.Get()(g.panel[:g.rows*g.stride], g.rows, g.stride, g.g)
+	GramKernels.Get()(g.panel, g.rows, g.stride, g.g)
 	g.rows = 0
 }
 
@@ -89,29 +104,28 @@ func (g *Gram) Sym() *mat.SymDense {
 }
 
 // GramKernel adds Pᵀ·P into the upper triangle of g (stride × stride), for
-// P k × stride row-major (k ≤ PanelRows, stride a multiple of 16), each
-// entry summed in float32 over the panel's k rows and added into g in
-// float64.
+// P the first k rows (k ≤ PanelRows) of a packed panel p (PanelRows ×
+// stride, stride a multiple of 16; see Gram), each entry summed in float32
+// over the k rows and added into g in float64. Entries below the diagonal
+// may be written too; they are not read.
 type GramKernel func(p []float32, k, stride int, g []float64)
 
 // GramKernels is the slot of the Gram panel update (package kernels): the
-// portable syrkPanelGo, and under GOEXPERIMENT=simd on amd64 with AVX2 and
-// FMA the archsimd kernel "avx2", installed at start-up once
-// CheckGramKernel accepts it.
+// portable syrkPanelGo, and under GOEXPERIMENT=simd on amd64 the AVX2+FMA
+// kernel "avx2" (Go assembly) and the AVX-512 one "avx512" (simd/archsimd),
+// each installed at start-up when the CPU has it and CheckGramKernel
+// accepts it; the last accepted is active.
 var GramKernels = kernels.NewSlot[GramKernel]("gram", syrkPanelGo)
 
 // syrkPanelGo is the portable GramKernel: tiles of 4 × 4 entries summed in
 // float32 over the panel's k rows.
-
 func syrkPanelGo(p []float32, k, stride int, g []float64) {
 	for i0 := 0; i0 < stride; i0 += 4 {
-		for j0 := i0 &^ 15; j0 < stride; j0 += 16 {
-			for jj := j0; jj < j0+16; jj += 4 {
-				if jj+4 <= i0 {
-					continue // strictly below the diagonal
-				}
-				tile4x4(p, k, stride, i0, jj, g)
+		for j0 := i0 &^ 15; j0 < stride; j0 += 4 {
+			if j0+4 <= i0 {
+				continue // strictly below the diagonal
 			}
+			tile4x4(p, k, stride, i0, j0, g)
 		}
 	}
 }
@@ -119,10 +133,10 @@ func syrkPanelGo(p []float32, k, stride int, g []float64) {
 // tile4x4 sums a 4 × 4 block of Pᵀ·P in sixteen scalar accumulators.
 func tile4x4(p []float32, k, stride, i0, j0 int, g []float64) {
 	var c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33 float32
+	pa, pb := PanelAt(0, i0), PanelAt(0, j0)
 	for t := 0; t < k; t++ {
-		row := p[t*stride : t*stride+stride]
-		a := row[i0 : i0+4 : i0+4]
-		b := row[j0 : j0+4 : j0+4]
+		a := p[pa+16*t : pa+16*t+4 : pa+16*t+4]
+		b := p[pb+16*t : pb+16*t+4 : pb+16*t+4]
 		a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
 		b0, b1, b2, b3 := b[0], b[1], b[2], b[3]
 		c00 += a0 * b0
@@ -164,6 +178,18 @@ func tile4x4(p []float32, k, stride, i0, j0 int, g []float64) {
 	r3[3] += float64(c33)
 }
 
+// Pack lays out k rows of a row-major panel (rows of stride values) as a
+// packed one (PanelRows × stride), for tests and checks.
+func Pack(rows []float32, k, stride int) []float32 {
+	p := make([]float32, PanelRows*stride)
+	for t := 0; t < k; t++ {
+		for c := 0; c < stride; c++ {
+			p[PanelAt(t, c)] = rows[t*stride+c]
+		}
+	}
+	return p
+}
+
 // Kernel names the Gram kernel in use ("go" or "avx2").
 //
 // Deprecated: use GramKernels.Name().
@@ -171,12 +197,12 @@ func Kernel() string { return GramKernels.Name() }
 
 // CheckGramKernel compares a Gram kernel with the portable one on panels
 // of bf16-representable values of a few sizes (one row, a few, a full
-// panel; 16 to 48 columns): every entry must agree within 10⁻⁶·√(Gᵢᵢ·Gⱼⱼ),
+// panel; 16 to 64 columns): every entry must agree within 10⁻⁶·√(Gᵢᵢ·Gⱼⱼ),
 // far below the float32 rounding of a panel's sums (64·2⁻²⁴ ≈ 4·10⁻⁶ of
 // them at worst) yet far above what a wrong kernel gives.
 func CheckGramKernel(candidate, portable GramKernel) error {
 	x := uint32(12345)
-	for _, n := range []int{16, 48} {
+	for _, n := range []int{16, 48, 64} {
 		stride := n
 		p := make([]float32, PanelRows*stride)
 		for i := range p {
@@ -186,8 +212,9 @@ func CheckGramKernel(candidate, portable GramKernel) error {
 		for _, k := range []int{1, 7, PanelRows} {
 			g1 := make([]float64, stride*stride)
 			g2 := make([]float64, stride*stride)
-			candidate(p[:k*stride], k, stride, g1)
-			portable(p[:k*stride], k, stride, g2)
+			pk := Pack(p, k, stride)
+			candidate(pk, k, stride, g1)
+			portable(pk, k, stride, g2)
 			for i := 0; i < n; i++ {
 				for j := i; j < n; j++ {
 					a, b := g1[i*stride+j], g2[i*stride+j]
@@ -206,11 +233,12 @@ func CheckGramKernel(candidate, portable GramKernel) error {
 // hold X decoded.
 func GramOfRows(x []float32, rows, cols int) *mat.SymDense {
 	g := NewGram(rows)
+	col := make([]float32, rows)
 	for c := 0; c < cols; c++ {
-		dst := g.Row()
 		for i := 0; i < rows; i++ {
-			dst[i] = x[i*cols+c]
+			col[i] = x[i*cols+c]
 		}
+		g.AddRow(col)
 	}
 	return g.Sym()
 }
@@ -219,7 +247,7 @@ func GramOfRows(x []float32, rows, cols int) *mat.SymDense {
 func GramOfCols(x []float32, rows, cols int) *mat.SymDense {
 	g := NewGram(cols)
 	for i := 0; i < rows; i++ {
-		copy(g.Row(), x[i*cols:(i+1)*cols])
+		g.AddRow(x[i*cols : (i+1)*cols])
 	}
 	return g.Sym()
 }

@@ -3,89 +3,150 @@
 package spectral
 
 import (
+	"math"
 	"simd/archsimd"
-	"unsafe"
 )
 
-// The AVX2+FMA Gram kernel, built with GOEXPERIMENT=simd. Plain builds (and
-// wasm) have only syrkPanelGo; CheckGramKernel and TestKernelsAgree compare
-// the two.
+// The SIMD Gram kernels, built with GOEXPERIMENT=simd on amd64: "avx2"
+// (AVX2+FMA, Go assembly: gram_amd64.s) and "avx512" (AVX-512F, 16 lanes,
+// simd/archsimd). Plain builds (and wasm) have only syrkPanelGo;
+// CheckGramKernel at start-up and TestKernelsAgree compare each with it.
+// Both read the packed panel in place (see Gram).
 
 func init() {
 	if archsimd.X86.AVX2() && archsimd.X86.FMA() {
 		// A kernel that disagrees with the portable one stays unused.
 		_ = GramKernels.Try("avx2", syrkPanelAVX2, CheckGramKernel)
 	}
+	if archsimd.X86.AVX2() {
+		_ = ColumnKernels.Try("avx2", bf16ColumnsAVX2, CheckColumnKernel)
+		_ = RowKernels.Try("avx2", bf16RowAVX2, CheckRowKernel)
+	}
+	if archsimd.X86.AVX512() {
+		_ = GramKernels.Try("avx512", syrkPanelAVX512, CheckGramKernel)
+	}
 }
 
-// packed is the panel re-laid in blocks of 16 columns, each block's k rows
-// contiguous, so that the tile loop reads memory sequentially.
-var packPool = make(chan []float32, 8)
+// tileAVX2 is one 4 × 16 tile (gram_amd64.s).
+//
+//go:noescape
+func tileAVX2(a, b *float32, k int, gp *float64, gstride int)
 
 // syrkPanelAVX2 sums 4 × 16 tiles of Pᵀ·P in eight 8-lane float32
 // accumulators: per row of P, two loads, four broadcasts and eight
-// multiply-adds, all from the packed copy.
+// multiply-adds, from the packed panel.
 func syrkPanelAVX2(p []float32, k, stride int, g []float64) {
-	var packed []float32
-	select {
-	case packed = <-packPool:
-	default:
+	if k <= 0 {
+		return
 	}
-	if cap(packed) < k*stride {
-		packed = make([]float32, PanelRows*stride)
+	if k > PanelRows || stride%PanelBlock != 0 || len(p) < PanelRows*stride || len(g) < stride*stride {
+		panic("spectral: syrkPanelAVX2: bad panel")
 	}
-	packed = packed[:k*stride]
-	nb := stride / 16
-	for t := 0; t < k; t++ {
-		row := p[t*stride : (t+1)*stride]
-		for jb := 0; jb < nb; jb++ {
-			copy(packed[(jb*k+t)*16:(jb*k+t)*16+16], row[jb*16:jb*16+16])
-		}
-	}
-	base := unsafe.Pointer(unsafe.SliceData(packed))
+	nb := stride / PanelBlock
 	for i0 := 0; i0 < stride; i0 += 4 {
-		pa0 := unsafe.Add(base, uintptr((i0/16)*k*16+i0%16)*4)
-		for jb := i0 / 16; jb < nb; jb++ {
-			j0 := jb * 16
-			var c00, c01, c10, c11, c20, c21, c30, c31 archsimd.Float32x8
-			pb := unsafe.Add(base, uintptr(jb*k*16)*4)
-			pa := pa0
-			for t := 0; t < k; t++ {
-				b0 := archsimd.LoadFloat32x8((*[8]float32)(pb))
-				b1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(pb, 32)))
-				a := (*[4]float32)(pa)
-				a0 := archsimd.BroadcastFloat32x8(a[0])
-				c00 = b0.MulAdd(a0, c00)
-				c01 = b1.MulAdd(a0, c01)
-				a1 := archsimd.BroadcastFloat32x8(a[1])
-				c10 = b0.MulAdd(a1, c10)
-				c11 = b1.MulAdd(a1, c11)
-				a2 := archsimd.BroadcastFloat32x8(a[2])
-				c20 = b0.MulAdd(a2, c20)
-				c21 = b1.MulAdd(a2, c21)
-				a3 := archsimd.BroadcastFloat32x8(a[3])
-				c30 = b0.MulAdd(a3, c30)
-				c31 = b1.MulAdd(a3, c31)
-				pb = unsafe.Add(pb, 64)
-				pa = unsafe.Add(pa, 64)
-			}
-			add8(g[i0*stride+j0:], c00, c01)
-			add8(g[(i0+1)*stride+j0:], c10, c11)
-			add8(g[(i0+2)*stride+j0:], c20, c21)
-			add8(g[(i0+3)*stride+j0:], c30, c31)
+		ib := i0 / PanelBlock
+		a := &p[PanelAt(0, i0)]
+		for jb := ib; jb < nb; jb++ {
+			tileAVX2(a, &p[jb*PanelRows*PanelBlock], k, &g[i0*stride+jb*PanelBlock], stride)
 		}
-	}
-	select {
-	case packPool <- packed[:cap(packed)]:
-	default:
 	}
 }
 
-// add8 widens two 8-lane float32 sums and adds them into dst[0:16].
-func add8(dst []float64, lo, hi archsimd.Float32x8) {
-	dst = dst[:16]
-	for i, v := range []archsimd.Float32x4{lo.GetLo(), lo.GetHi(), hi.GetLo(), hi.GetHi()} {
-		d := (*[4]float64)(dst[4*i : 4*i+4])
-		archsimd.LoadFloat64x4(d).Add(v.ConvertToFloat64()).Store(d)
+// syrkPanelAVX512 sums 8 × 16 tiles of Pᵀ·P in eight 16-lane float32
+// accumulators: per row of P, one load, eight broadcasts and eight
+// multiply-adds. Loads are bounds-checked slices: a wrong index panics,
+// it never reads outside the panel.
+func syrkPanelAVX512(p []float32, k, stride int, g []float64) {
+	if k <= 0 {
+		return
 	}
+	nb := stride / PanelBlock
+	for i0 := 0; i0 < stride; i0 += 8 {
+		pa0 := PanelAt(0, i0)
+		for jb := i0 / PanelBlock; jb < nb; jb++ {
+			var c0, c1, c2, c3, c4, c5, c6, c7 archsimd.Float32x16
+			pb := jb * PanelRows * PanelBlock
+			pa := pa0
+			for t := 0; t < k; t++ {
+				b := archsimd.LoadFloat32x16Slice(p[pb : pb+16])
+				a := p[pa : pa+8 : pa+8]
+				c0 = b.MulAdd(archsimd.BroadcastFloat32x16(a[0]), c0)
+				c1 = b.MulAdd(archsimd.BroadcastFloat32x16(a[1]), c1)
+				c2 = b.MulAdd(archsimd.BroadcastFloat32x16(a[2]), c2)
+				c3 = b.MulAdd(archsimd.BroadcastFloat32x16(a[3]), c3)
+				c4 = b.MulAdd(archsimd.BroadcastFloat32x16(a[4]), c4)
+				c5 = b.MulAdd(archsimd.BroadcastFloat32x16(a[5]), c5)
+				c6 = b.MulAdd(archsimd.BroadcastFloat32x16(a[6]), c6)
+				c7 = b.MulAdd(archsimd.BroadcastFloat32x16(a[7]), c7)
+				pb += 16
+				pa += 16
+			}
+			j0 := jb * PanelBlock
+			for u, c := range [8]archsimd.Float32x16{c0, c1, c2, c3, c4, c5, c6, c7} {
+				row := g[(i0+u)*stride+j0 : (i0+u)*stride+j0+16]
+				archsimd.LoadFloat64x8Slice(row[:8]).Add(c.GetLo().ConvertToFloat64()).StoreSlice(row[:8])
+				archsimd.LoadFloat64x8Slice(row[8:]).Add(c.GetHi().ConvertToFloat64()).StoreSlice(row[8:])
+			}
+		}
+	}
+}
+
+// columnsAVX2 widens an 8 × 8·n8 bf16 block into a packed panel,
+// transposed (gram_amd64.s).
+//
+//go:noescape
+func columnsAVX2(src *byte, pitch int, dst *float32, n8 int) (nonfinite int)
+
+// bf16ColumnsAVX2 is a ColumnKernel: groups of 8 rows × 8 columns in
+// assembly, the rest by the portable loop.
+func bf16ColumnsAVX2(src []byte, pitch int, p []float32, rows, k int) (nonfinite int) {
+	if k == 0 || rows == 0 {
+		return 0
+	}
+	k8, r8 := k&^7, rows&^7
+	if k > PanelRows || len(src) < (rows-1)*pitch+2*k || len(p) < PanelAt(k-1, rows-1)+1 {
+		panic("spectral: bf16ColumnsAVX2: bad block")
+	}
+	if k8 > 0 {
+		for u := 0; u < r8; u += 8 {
+			nonfinite += columnsAVX2(&src[u*pitch], pitch, &p[PanelAt(0, u)], k8/8)
+		}
+	}
+	if k8 < k { // the last columns of every row
+		for u := 0; u < r8; u++ {
+			base := PanelAt(k8, u)
+			nonfinite += bf16Column(src[u*pitch+2*k8:u*pitch+2*k], p[base:base+16*(k-k8-1)+1])
+		}
+	}
+	if r8 < rows { // the last rows
+		nonfinite += bf16ColumnsGo(src[r8*pitch:], pitch, p[PanelAt(0, r8):], rows-r8, k) // rows-r8 < 8: within one block
+	}
+	return nonfinite
+}
+
+// rowAVX2 widens 16·nblk bf16 values into one row of a packed panel
+// (gram_amd64.s).
+//
+//go:noescape
+func rowAVX2(src *byte, dst *float32, nblk int) (nonfinite int)
+
+// bf16RowAVX2 is a RowKernel: whole blocks of 16 in assembly, the rest by
+// the portable loop.
+func bf16RowAVX2(src []byte, p []float32, t, n int) (nonfinite int) {
+	nb := n / PanelBlock
+	if t < 0 || t >= PanelRows || len(src) < 2*n || (nb > 0 && len(p) < PanelAt(t, nb*PanelBlock-1)+1) {
+		panic("spectral: bf16RowAVX2: bad row")
+	}
+	if nb > 0 {
+		nonfinite = rowAVX2(&src[0], &p[PanelAt(t, 0)], nb)
+	}
+	if c0 := nb * PanelBlock; c0 < n {
+		at := PanelAt(t, c0) // the tail (fewer than 16) is within one block
+		for j := 0; j < n-c0; j++ {
+			u := uint32(src[2*(c0+j)]) | uint32(src[2*(c0+j)+1])<<8
+			nonfinite += int(((u & 0x7f80) + 0x80) >> 15)
+			p[at+j] = math.Float32frombits(u << 16)
+		}
+	}
+	return nonfinite
 }

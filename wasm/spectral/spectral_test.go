@@ -218,8 +218,9 @@ func TestKernelsAgree(t *testing.T) {
 			for _, k := range []int{1, 7, PanelRows} {
 				g1 := make([]float64, stride*stride)
 				g2 := make([]float64, stride*stride)
-				c.Fn(p[:k*stride], k, stride, g1)
-				syrkPanelGo(p[:k*stride], k, stride, g2)
+				pk := Pack(p, k, stride)
+				c.Fn(pk, k, stride, g1)
+				syrkPanelGo(pk, k, stride, g2)
 				for i := 0; i < n; i++ {
 					for j := i; j < n; j++ {
 						a, b := g1[i*stride+j], g2[i*stride+j]

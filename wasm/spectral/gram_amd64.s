@@ -1,0 +1,207 @@
+//go:build goexperiment.simd && amd64
+
+#include "textflag.h"
+
+// func tileAVX2(a, b *float32, k int, gp *float64, gstride int)
+//
+// One 4 × 16 tile of Pᵀ·P from a packed panel (see Gram): a points at
+// columns i0..i0+3 of row 0 (within a block of 16), b at block jb's row 0;
+// row t of each is 64 bytes further. The sixteen float32 sums over the k
+// rows (k ≥ 1) of a[t][u]·b[t][0..15] are in Y0–Y7 (two per u), then
+// widened and added into gp[u·gstride + 0..15] in float64.
+TEXT ·tileAVX2(SB), NOSPLIT, $0-40
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ k+16(FP), CX
+	MOVQ gp+24(FP), DX
+	MOVQ gstride+32(FP), R8
+	SHLQ $3, R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+loop:
+	VMOVUPS      (DI), Y8
+	VMOVUPS      32(DI), Y9
+	VBROADCASTSS (SI), Y10
+	VBROADCASTSS 4(SI), Y11
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VBROADCASTSS 8(SI), Y12
+	VBROADCASTSS 12(SI), Y13
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	ADDQ         $64, SI
+	ADDQ         $64, DI
+	DECQ         CX
+	JNZ          loop
+
+	// Row u: Y(2u) holds columns 0–7, Y(2u+1) columns 8–15.
+#define ADDROW(lo, ylo, hi, yhi) \
+	VCVTPS2PD    lo, Y8 \
+	VEXTRACTF128 $1, ylo, X9 \
+	VCVTPS2PD    X9, Y9 \
+	VADDPD       (DX), Y8, Y8 \
+	VADDPD       32(DX), Y9, Y9 \
+	VMOVUPD      Y8, (DX) \
+	VMOVUPD      Y9, 32(DX) \
+	VCVTPS2PD    hi, Y10 \
+	VEXTRACTF128 $1, yhi, X11 \
+	VCVTPS2PD    X11, Y11 \
+	VADDPD       64(DX), Y10, Y10 \
+	VADDPD       96(DX), Y11, Y11 \
+	VMOVUPD      Y10, 64(DX) \
+	VMOVUPD      Y11, 96(DX) \
+	ADDQ         R8, DX
+
+	ADDROW(X0, Y0, X1, Y1)
+	ADDROW(X2, Y2, X3, Y3)
+	ADDROW(X4, Y4, X5, Y5)
+	ADDROW(X6, Y6, X7, Y7)
+	VZEROUPPER
+	RET
+
+// func columnsAVX2(src *byte, pitch int, dst *float32, n8 int) (nonfinite int)
+//
+// Widens an 8 × 8·n8 block of bf16 values (8 rows, pitch bytes apart) into
+// a packed panel transposed: column t of the block (8 values, one per row)
+// goes to dst + t·64 bytes, 8 contiguous floats (rows i0..i0+7 of panel
+// row t). Counts the values whose exponent is all ones. Each group of 8
+// columns is an 8 × 8 transpose in registers (unpack, shuffle, permute).
+TEXT ·columnsAVX2(SB), NOSPLIT, $0-40
+	MOVQ src+0(FP), R10
+	MOVQ pitch+8(FP), R11
+	MOVQ dst+16(FP), DI
+	MOVQ n8+24(FP), CX
+	LEAQ (R11)(R11*2), R12
+	LEAQ (R10)(R11*4), R13
+	VPXOR Y15, Y15, Y15
+	MOVL $0x7f800000, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	TESTQ CX, CX
+	JZ coldone
+
+#define LOADROW(addr, y) \
+	VPMOVZXWD addr, y \
+	VPSLLD    $16, y, y \
+	VPAND     Y14, y, Y8 \
+	VPCMPEQD  Y14, Y8, Y8 \
+	VPSUBD    Y8, Y15, Y15
+
+colloop:
+	LOADROW((R10), Y0)
+	LOADROW((R10)(R11*1), Y1)
+	LOADROW((R10)(R11*2), Y2)
+	LOADROW((R10)(R12*1), Y3)
+	LOADROW((R13), Y4)
+	LOADROW((R13)(R11*1), Y5)
+	LOADROW((R13)(R11*2), Y6)
+	LOADROW((R13)(R12*1), Y7)
+	// t0..t7 = Y8 Y9 Y0 Y1 Y2 Y3 Y4 Y5
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y0
+	VUNPCKHPS Y3, Y2, Y1
+	VUNPCKLPS Y5, Y4, Y2
+	VUNPCKHPS Y5, Y4, Y3
+	VUNPCKLPS Y7, Y6, Y4
+	VUNPCKHPS Y7, Y6, Y5
+	// s0..s7 = Y6 Y7 Y8 Y0 Y9 Y1 Y2 Y4
+	VSHUFPS $0x44, Y0, Y8, Y6
+	VSHUFPS $0xEE, Y0, Y8, Y7
+	VSHUFPS $0x44, Y1, Y9, Y8
+	VSHUFPS $0xEE, Y1, Y9, Y0
+	VSHUFPS $0x44, Y4, Y2, Y9
+	VSHUFPS $0xEE, Y4, Y2, Y1
+	VSHUFPS $0x44, Y5, Y3, Y2
+	VSHUFPS $0xEE, Y5, Y3, Y4
+	// columns 0..7
+	VPERM2F128 $0x20, Y9, Y6, Y3
+	VPERM2F128 $0x31, Y9, Y6, Y5
+	VPERM2F128 $0x20, Y1, Y7, Y10
+	VPERM2F128 $0x31, Y1, Y7, Y11
+	VPERM2F128 $0x20, Y2, Y8, Y12
+	VPERM2F128 $0x31, Y2, Y8, Y13
+	VPERM2F128 $0x20, Y4, Y0, Y6
+	VPERM2F128 $0x31, Y4, Y0, Y7
+	VMOVUPS Y3, (DI)
+	VMOVUPS Y10, 64(DI)
+	VMOVUPS Y12, 128(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y5, 256(DI)
+	VMOVUPS Y11, 320(DI)
+	VMOVUPS Y13, 384(DI)
+	VMOVUPS Y7, 448(DI)
+	ADDQ $16, R10
+	ADDQ $16, R13
+	ADDQ $512, DI
+	DECQ CX
+	JNZ  colloop
+
+coldone:
+	VEXTRACTI128 $1, Y15, X1
+	VPADDD       X1, X15, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, AX
+	MOVQ         AX, nonfinite+32(FP)
+	VZEROUPPER
+	RET
+
+// func rowAVX2(src *byte, dst *float32, nblk int) (nonfinite int)
+//
+// Widens 16·nblk bf16 values (one row of the panel) into a packed panel:
+// block b's 16 values to dst + b·4096 bytes (the next block of 16 columns,
+// PanelRows·16 floats on). Counts the values whose exponent is all ones.
+TEXT ·rowAVX2(SB), NOSPLIT, $0-32
+	MOVQ src+0(FP), SI
+	MOVQ dst+8(FP), DI
+	MOVQ nblk+16(FP), CX
+	VPXOR Y15, Y15, Y15
+	MOVL $0x7f800000, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	TESTQ CX, CX
+	JZ rowdone
+
+rowloop:
+	VPMOVZXWD (SI), Y0
+	VPMOVZXWD 16(SI), Y1
+	VPSLLD    $16, Y0, Y0
+	VPSLLD    $16, Y1, Y1
+	VMOVUPS   Y0, (DI)
+	VMOVUPS   Y1, 32(DI)
+	VPAND     Y14, Y0, Y2
+	VPAND     Y14, Y1, Y3
+	VPCMPEQD  Y14, Y2, Y2
+	VPCMPEQD  Y14, Y3, Y3
+	VPSUBD    Y2, Y15, Y15
+	VPSUBD    Y3, Y15, Y15
+	ADDQ      $32, SI
+	ADDQ      $4096, DI
+	DECQ      CX
+	JNZ       rowloop
+
+rowdone:
+	VEXTRACTI128 $1, Y15, X1
+	VPADDD       X1, X15, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, AX
+	MOVQ         AX, nonfinite+24(FP)
+	VZEROUPPER
+	RET
