@@ -189,6 +189,10 @@ func (fsys *Files) Observe(fn func(name string, off int64, b []byte)) { fsys.fs.
 // Observed tells whether anyone observes the reads.
 func (fsys *Files) Observed() bool { return fsys.fs.Observed() }
 
+// LocalFiles says the files are local (the audit's digest reads them
+// itself, beside the checks: runner's read-ahead).
+func (fsys *Files) LocalFiles() bool { return true }
+
 // ReadRange reads bytes [off, off+len(p)) of name, which lie inside it,
 // telling the observers (source.RangeFS.ReadRange).
 func (fsys *Files) ReadRange(ctx context.Context, name string, off int64, p []byte) error {

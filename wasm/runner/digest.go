@@ -80,7 +80,8 @@ type tracker struct {
 	ahead     chan struct{} // closed when the read-ahead hasher is done (nil: none)
 }
 
-// Read-ahead hashing. A local file (an *os.File) of at least aheadMin bytes,
+// Read-ahead hashing. A local file (an *os.File, or a file of an FS whose
+// LocalFiles says so: the browser's Files) of at least aheadMin bytes,
 // with no window, is hashed from the start of the check by a goroutine of
 // its own reading it in order (aheadChunk bytes at a time, from the page
 // cache), beside the check's workers instead of after them: a deep audit
@@ -92,7 +93,10 @@ const aheadChunk = 4 << 20
 var aheadMin int64 = 64 << 20 // a variable for the tests
 
 // readAhead hashes the file from r to its end (started by Open).
-func (t *tracker) readAhead(r *os.File) {
+func (t *tracker) readAhead(r interface {
+	io.ReaderAt
+	io.Closer
+}) {
 	defer close(t.ahead)
 	defer r.Close()
 	buf := make([]byte, aheadChunk)
@@ -207,11 +211,18 @@ func (d *digestFS) Open(name string) (fs.File, error) {
 	}
 	head := d.early[name]
 	delete(d.early, name)
-	_, local := f.(*os.File)
-	var own io.ReaderAt // the hasher's own handle: the check closes its own when done
+	_, osFile := f.(*os.File)
+	local := osFile || localFiles(d.FS)
+	var own interface { // the hasher's own handle: the check closes its own when done
+		io.ReaderAt
+		io.Closer
+	}
 	if t.ahead == nil && local && d.window == 0 && size >= aheadMin {
 		if g, err := d.FS.Open(name); err == nil {
-			if ra, ok := g.(*os.File); ok {
+			if ra, ok := g.(interface {
+				io.ReaderAt
+				io.Closer
+			}); ok {
 				own = ra
 				t.ahead = make(chan struct{})
 			} else {
@@ -222,7 +233,7 @@ func (d *digestFS) Open(name string) (fs.File, error) {
 	d.mu.Unlock()
 	t.saw(head, 0)
 	if own != nil {
-		go t.readAhead(own.(*os.File))
+		go t.readAhead(own)
 	}
 	return &trackedFile{File: f, ra: ra, t: t, size: size}, nil
 }
@@ -326,4 +337,11 @@ func (t *tracker) finish(ctx context.Context, fsys fs.FS, name string, buf []byt
 		t.drain()
 	}
 	return reread, upTo(t.size)
+}
+
+// localFiles tells whether fsys's files are local (cheap to read twice):
+// it says so with a LocalFiles method (the browser's picked Files).
+func localFiles(fsys fs.FS) bool {
+	l, ok := fsys.(interface{ LocalFiles() bool })
+	return ok && l.LocalFiles()
 }

@@ -1,13 +1,16 @@
 package wasmsimd
 
 // gramBody is gram(p, k, stride, g): the Gram panel update of package
-// spectral (spectral.GramKernel). For P k × stride f32 (row-major, stride
-// a multiple of 16, k ≥ 1) it adds Pᵀ·P into g (stride × stride f64) in
-// tiles of 4 rows × 8 columns on and above the diagonal: per row of P two
-// loads of b = P[t, j0:j0+8], four splats of a = P[t, i0+r] and eight
-// products into eight f32x4 sums, the sums over the panel's k rows then
-// added into g in float64, as the portable kernel does (tiles reaching
-// below the diagonal fill entries the Gram never reads).
+// spectral (spectral.GramKernel). For the first k ≥ 1 rows of a packed
+// panel P (spectral's layout: columns in blocks of 16, each block's 64
+// rows contiguous, so that element (t, c) is at byte
+// ((c/16)·64 + t)·64 + (c%16)·4; stride a multiple of 16) it adds Pᵀ·P
+// into g (stride × stride f64) in tiles of 4 rows × 8 columns on and
+// above the diagonal: per row of P two loads of b = P[t, j0:j0+8], four
+// splats of a = P[t, i0+r] and eight products into eight f32x4 sums, the
+// sums over the panel's k rows then added into g in float64, as the
+// portable kernel does (tiles reaching below the diagonal fill entries
+// the Gram never reads). Both walk their block's rows 64 bytes apart.
 func gramBody() []byte {
 	const (
 		pP, pK, pStride, pG                = 0, 1, 2, 3
@@ -26,11 +29,10 @@ func gramBody() []byte {
 	a.i32(3)
 	a.op(0x74)
 	a.set(lRowG) // a row of g: stride·8 bytes
-	a.get(pP)
 	a.get(pK)
-	a.get(lRowBytes)
-	a.op(0x6c, 0x6a) // i32.mul, i32.add
-	a.set(lPEnd)
+	a.i32(6)
+	a.op(0x74)
+	a.set(lPEnd) // k rows of a block: k·64 bytes
 	a.i32(0)
 	a.set(lI0)
 	a.op(0x03, 0x40) // i0: four rows of the Gram (16 bytes of a row of P)
@@ -42,16 +44,10 @@ func gramBody() []byte {
 	for l := byte(lAcc); l < lAcc+8; l++ {
 		a.vzero(l)
 	}
-	a.get(pP)
-	a.get(lI0)
-	a.op(0x6a)
-	a.set(lA)
-	a.get(pP)
-	a.get(lJ0)
-	a.op(0x6a)
-	a.set(lB)
+	a.packed(lA, pP, lI0)
+	a.packed(lB, pP, lJ0)
+	a.get(lA)
 	a.get(lPEnd)
-	a.get(lI0)
 	a.op(0x6a)
 	a.set(lAEnd)
 	a.op(0x03, 0x40) // t: the panel's rows
@@ -75,14 +71,12 @@ func gramBody() []byte {
 			a.set(acc)
 		}
 	}
-	a.get(lA)
-	a.get(lRowBytes)
-	a.op(0x6a)
-	a.set(lA)
-	a.get(lB)
-	a.get(lRowBytes)
-	a.op(0x6a)
-	a.set(lB)
+	for _, l := range []byte{lA, lB} { // the next row of the block
+		a.get(l)
+		a.i32c(64)
+		a.op(0x6a)
+		a.set(l)
+	}
 	a.whileLt(lA, lAEnd)
 	// g[i0 + r, j0 : j0+8] += the sums, in float64: the row of g at
 	// g + (i0/4 + r)·stride·8 + j0·2 bytes (i0, j0 in bytes of P's row).
@@ -126,4 +120,21 @@ func gramBody() []byte {
 	a.add(lI0, 16)
 	a.whileLt(lI0, lRowBytes)
 	return a.body(nI32, tI32, nV128, tV128)
+}
+
+// packed sets local dst = local p + where column c of row 0 of a packed
+// panel is, for c given as its byte offset cb = 4c in an unpacked row:
+// ((cb & −64) << 6) + (cb & 63) (a block of 16 columns is 64 rows of 64
+// bytes).
+func (a *asm) packed(dst, p, cb byte) {
+	a.get(p)
+	a.get(cb)
+	a.i32(0x40) // i32.const −64
+	a.op(0x71)  // and
+	a.i32(6)
+	a.op(0x74, 0x6a) // shl, add
+	a.get(cb)
+	a.i32(63)
+	a.op(0x71, 0x6a) // and, add
+	a.set(dst)
 }

@@ -94,11 +94,11 @@ func simdKernels() (*simd, error) {
 		if kk <= 0 || stride <= 0 {
 			return
 		}
-		if stride%16 != 0 {
+		if stride%16 != 0 || spectral.PanelRows != 64 || kk > spectral.PanelRows { // the module's layout
 			spectral.GramKernels.Portable()(p, kk, stride, g)
 			return
 		}
-		_, _ = p[kk*stride-1], g[stride*stride-1]
+		_, _ = p[spectral.PanelRows*stride-1], g[stride*stride-1] // a packed panel, its Gram
 		gramFn.Invoke(addr(p), kk, stride, float64(uintptr(unsafe.Pointer(unsafe.SliceData(g)))))
 		runtime.KeepAlive(p)
 		runtime.KeepAlive(g)
