@@ -88,7 +88,17 @@ type tracker struct {
 // reads its pairs out of order, so that Finish would otherwise read and hash
 // the whole file again, on one core, once the check is done. The bytes the
 // check reads in order still count when they come first.
-const aheadChunk = 4 << 20
+var aheadChunk = 4 << 20
+
+// SetReadAheadChunk sets how many bytes the read-ahead digest reads at a
+// time (4 MiB by default). The browser's engine worker reads 16 MiB: each
+// read of a picked File is a round trip through JavaScript, and with 4 MiB
+// the twin's quick audit from local files took 14.3 s against 10.7 s.
+func SetReadAheadChunk(n int) {
+	if n >= 64<<10 {
+		aheadChunk = n
+	}
+}
 
 var aheadMin int64 = 64 << 20 // a variable for the tests
 

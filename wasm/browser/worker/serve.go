@@ -9,6 +9,7 @@ import (
 
 	"github.com/kvit-s/clefcheck/wasm/browser"
 	"github.com/kvit-s/clefcheck/wasm/browser/msg"
+	"github.com/kvit-s/clefcheck/wasm/runner"
 )
 
 // Serve runs in a worker (engine.wasm's main): it answers the messages
@@ -36,6 +37,7 @@ func Serve() {
 	// nears it, rather than letting it double over the live set (which is
 	// mostly span buffers, pointer-free and cheap to collect around).
 	debug.SetMemoryLimit(memoryLimit)
+	runner.SetReadAheadChunk(16 << 20)
 	simdErr := ""
 	if err := InstallSIMD(); err != nil {
 		simdErr = err.Error()
