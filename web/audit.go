@@ -259,16 +259,6 @@ func (p *AuditPage) renderResult() app.UI {
 	)
 }
 
-func methodOf(m *report.AuditMatrix) string {
-	switch {
-	case m.Method == "probes" && m.SigmaBound != nil:
-		return fmt.Sprintf("probes ±%.2g%%", 100**m.SigmaBound)
-	case m.Method != "":
-		return m.Method
-	}
-	return "–"
-}
-
 // spectrum draws σᵢ/σ₁ as a small SVG polyline (log scale, 10⁻³ to 1).
 func spectrum(s []float64) app.UI {
 	if len(s) == 0 || s[0] <= 0 {

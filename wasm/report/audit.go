@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/kvit-s/clefcheck/wasm/progress"
 )
 
 // AuditMatrix holds one pair's figures (package audit calls it Matrix).
@@ -122,7 +124,7 @@ func (m *AuditMatrix) MarshalJSON() ([]byte, error) {
 // an audit still running. The engine writes them (the page shows them).
 func (s *AuditSummary) Lines(running bool) []string {
 	figures := fmt.Sprintf("%s — %s (%d large, %d small), %s parameters, %s, r = %d, scaling %g",
-		Clip(s.Adapter, 80), Plural(s.Pairs, "pair"), s.Large, s.Small, Count(s.Parameters), bytesOf(s.Bytes), s.Rank, s.Scaling)
+		Clip(s.Adapter, 80), Plural(s.Pairs, "pair"), s.Large, s.Small, Count(s.Parameters), progress.Bytes(s.Bytes), s.Rank, s.Scaling)
 	if running {
 		figures += fmt.Sprintf(", %s audit running", s.Mode)
 	} else {
@@ -143,17 +145,4 @@ func (s *AuditSummary) Lines(running bool) []string {
 		from = append(from, "no claims profile")
 	}
 	return []string{figures, strings.Join(from, "; ")}
-}
-
-// bytesOf writes a byte count as the card does (1.40 GB), in decimal units.
-func bytesOf(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.2f GB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
-	}
-	return fmt.Sprintf("%d B", n)
 }
