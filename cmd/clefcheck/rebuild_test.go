@@ -72,8 +72,9 @@ func TestRebuildHub(t *testing.T) {
 		}
 		return code, res, errs
 	}
+	// A fresh seed: a module may be left undecided (warn), never failed.
 	code, res, errs := rebuild(ad)
-	if code != 0 || res.Verdict != "pass" || res.Mode != "sampled" || res.Sample == nil || res.Sample.RowsPerModule != 32 || res.Plan == nil || res.Plan.MaxBytes != 512<<20 || res.BytesRead != res.Plan.Bytes || len(res.Differing) != 186 || len(res.Matrices) != 186 {
+	if code != 0 || (res.Verdict != "pass" && res.Verdict != "warn") || res.Mode != "sampled" || res.Sample == nil || res.Sample.RowsPerModule != 32 || res.Plan == nil || res.Plan.MaxBytes != 512<<20 || res.BytesRead != res.Plan.Bytes || len(res.Differing) != 186 || len(res.Matrices) != 186 {
 		t.Fatalf("default: exit %d, %s %s, sample %+v, plan %+v, read %d, %d differ: %v", code, res.Verdict, res.Mode, res.Sample, res.Plan, res.BytesRead, len(res.Differing), res.Findings)
 	}
 	if !strings.HasPrefix(errs, "rebuild plan: 32 rows of each of 186 modules") {
