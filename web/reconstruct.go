@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
@@ -248,7 +249,7 @@ func (p *ReconstructPage) open(ctx app.Context, adapter, base, tuned *jobs.Input
 			if base != nil && out.CkErr == "" {
 				p.base, p.tuned = base, tuned
 			}
-			if len(out.Modules) > 0 && !contains(out.Modules, p.Module) {
+			if len(out.Modules) > 0 && !slices.Contains(out.Modules, p.Module) {
 				p.Module = out.Modules[0]
 			}
 			if f := p.then; f != nil {

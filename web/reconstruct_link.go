@@ -140,13 +140,3 @@ func sampleLine(s *report.RebuildSample) string {
 	return fmt.Sprintf("sampled: %d rows of each module (seed %d); %s; intervals at %.4g%% together (%d intervals, %.4g%% each, Bonferroni); %d modules decided, %d undecided",
 		s.RowsPerModule, s.Seed, s.Estimator, 100*s.Confidence, s.Intervals, 100*s.Level, s.Decided, s.Undecided)
 }
-
-// contains says whether list holds s.
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}

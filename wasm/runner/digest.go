@@ -102,11 +102,14 @@ func SetReadAheadChunk(n int) {
 
 var aheadMin int64 = 64 << 20 // a variable for the tests
 
-// readAhead hashes the file from r to its end (started by Open).
-func (t *tracker) readAhead(r interface {
+// readerAtCloser is the read-ahead hasher's own handle on a file.
+type readerAtCloser interface {
 	io.ReaderAt
 	io.Closer
-}) {
+}
+
+// readAhead hashes the file from r to its end (started by Open).
+func (t *tracker) readAhead(r readerAtCloser) {
 	defer close(t.ahead)
 	defer r.Close()
 	buf := make([]byte, aheadChunk)
@@ -223,16 +226,10 @@ func (d *digestFS) Open(name string) (fs.File, error) {
 	delete(d.early, name)
 	_, osFile := f.(*os.File)
 	local := osFile || localFiles(d.FS)
-	var own interface { // the hasher's own handle: the check closes its own when done
-		io.ReaderAt
-		io.Closer
-	}
+	var own readerAtCloser // the hasher's own handle: the check closes its own when done
 	if t.ahead == nil && local && d.window == 0 && size >= aheadMin {
 		if g, err := d.FS.Open(name); err == nil {
-			if ra, ok := g.(interface {
-				io.ReaderAt
-				io.Closer
-			}); ok {
+			if ra, ok := g.(readerAtCloser); ok {
 				own = ra
 				t.ahead = make(chan struct{})
 			} else {
