@@ -291,19 +291,19 @@ func TestHTTPTransientRetried(t *testing.T) {
 			t.Errorf("%s: %v for three retries with waits of at most 20 ms", m, d)
 		}
 	}
-	// Never well: six attempts, then ErrUnreachable, and as many next time.
+	// Never well: ten attempts (DefaultRetry), then ErrUnreachable, and as many next time.
 	h, _ := source.NewHTTP(hs.URL)
 	h.Retry = fast
 	mode.Store("503")
 	fail.Store(1 << 30)
 	requests.Store(0)
 	_, err := h.Open("f")
-	if !errors.Is(err, report.ErrUnreachable) || requests.Load() != 6 || !strings.Contains(err.Error(), "6 attempts") {
+	if !errors.Is(err, report.ErrUnreachable) || requests.Load() != 10 || !strings.Contains(err.Error(), "10 attempts") {
 		t.Errorf("always 503: %v after %d requests", err, requests.Load())
 	}
 	requests.Store(0)
-	if _, err = h.Open("f"); !errors.Is(err, report.ErrUnreachable) || requests.Load() != 6 {
-		t.Errorf("always 503, again: %v after %d requests (want 6: the host answers)", err, requests.Load())
+	if _, err = h.Open("f"); !errors.Is(err, report.ErrUnreachable) || requests.Load() != 10 {
+		t.Errorf("always 503, again: %v after %d requests (want 10: the host answers)", err, requests.Load())
 	}
 	// A Retry-After beyond the budget: no wait, no second try.
 	h, _ = source.NewHTTP(hs.URL)
