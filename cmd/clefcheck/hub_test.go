@@ -232,6 +232,11 @@ func TestFullTwinHub(t *testing.T) {
 	}
 	h.SetListedSHA256("kvit-s/clef-lora-r256", "main", "adapter_model.safetensors", strings.Repeat("f", 64))
 	t.Logf("randomized audit of the twin from the Hub: %.1f s, digests %.1f s (%d bytes read again)", p.Seconds, p.Digests.Seconds, p.Digests.Reread)
+	// The pairs are read in file order and hashed as they pass: the digest
+	// downloads nothing a second time (it used to read all 1.38 GB again).
+	if p.Digests.Reread > 64<<20 {
+		t.Errorf("the digest read %d bytes of the twin again", p.Digests.Reread)
+	}
 	code, res = run("quick") // the quick scan reads in order: its digests cost no second read
 	found := false
 	for _, f := range res.Findings {

@@ -42,11 +42,16 @@ type Options struct {
 	// factor norms when the probes establish the form, within a stated
 	// bound; exact Grams only for the pairs they reject. Probes is their
 	// number (default spectral.DefaultProbes).
-	Mode     report.Mode
-	Probes   int
-	Workers  int // 0: GOMAXPROCS
-	Progress func(progress.Status)
-	Tol      Tolerances // zero: Default
+	Mode    report.Mode
+	Probes  int
+	Workers int // 0: GOMAXPROCS
+	// InFileOrder takes the pairs in the order their bytes lie in the
+	// files (file by file, by offset) instead of largest first: a digest
+	// that takes the bytes as they pass (the runner's, from a URL) then
+	// sees them nearly in order and needs no second read.
+	InFileOrder bool
+	Progress    func(progress.Status)
+	Tol         Tolerances // zero: Default
 	// OnInventory, when set, receives the result after the header
 	// inventory, before any tensor is read (the browser shows it first).
 	OnInventory func(*Result)

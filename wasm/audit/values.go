@@ -28,8 +28,12 @@ func (a *auditor) values(ctx context.Context) error {
 			total += ta.Bytes() + tb.Bytes()
 		}
 	}
-	// Largest pairs first, so that no worker is left alone with a big one at the end.
-	sort.SliceStable(todo, func(i, j int) bool { return todo[i].Params > todo[j].Params })
+	if a.opt.InFileOrder {
+		sort.SliceStable(todo, func(i, j int) bool { return a.lessInFile(todo[i], todo[j]) })
+	} else {
+		// Largest pairs first, so that no worker is left alone with a big one at the end.
+		sort.SliceStable(todo, func(i, j int) bool { return todo[i].Params > todo[j].Params })
+	}
 	phase := string(a.res.Summary.Mode) + " audit"
 	meter := progress.NewMeter(phase, total, a.opt.Progress)
 	var err error
@@ -369,4 +373,28 @@ func probesPay() bool {
 	_, gramPortable := spectral.GramKernels.Current()
 	_, probesPortable := spectral.ProbeKernels.Current()
 	return gramPortable || !probesPortable
+}
+
+// lessInFile orders pairs by where their first tensor lies: by file name,
+// then by offset.
+func (a *auditor) lessInFile(m, n *Matrix) bool {
+	fm, om := a.firstByte(m)
+	fn, on := a.firstByte(n)
+	if fm != fn {
+		return fm < fn
+	}
+	return om < on
+}
+
+// firstByte is the file and offset of a pair's first tensor byte.
+func (a *auditor) firstByte(m *Matrix) (string, int64) {
+	ta, ra, _ := a.ck.Tensor(a.keys[m][0])
+	tb, rb, _ := a.ck.Tensor(a.keys[m][1])
+	switch {
+	case ra == nil || rb == nil:
+		return "", 0
+	case ra.Name < rb.Name || (ra == rb && ta.Offset <= tb.Offset):
+		return ra.Name, ta.Offset
+	}
+	return rb.Name, tb.Offset
 }

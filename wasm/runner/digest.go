@@ -63,6 +63,13 @@ func (d *digestFS) observe(name string, off int64, b []byte) {
 	}
 }
 
+// urlDigestWindow is the digest window of a native audit from a URL: the
+// ranges the check's workers read a little ahead of each other (in file
+// order, one pair each) wait here for those before them. A range that
+// does not fit is read again by Finish, which costs time, never a wrong
+// digest.
+const urlDigestWindow = 64 << 20
+
 // maxEarly bounds the first bytes kept for a file about to be opened.
 const maxEarly = 1 << 20
 

@@ -7,9 +7,15 @@ import (
 	"io"
 	"io/fs"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 
+	"github.com/kvit-s/clefcheck/wasm/jobs"
+	"github.com/kvit-s/clefcheck/wasm/report"
 	"github.com/kvit-s/clefcheck/wasm/source"
 )
 
@@ -104,4 +110,63 @@ func TestDigestWindow(t *testing.T) {
 			t.Errorf("window %d: reread %d (read %d), want %d", tc.window, s.Reread, read, tc.reread)
 		}
 	}
+}
+
+// TestDigestFromURL: natively, a deep audit from a URL takes the pairs in
+// file order and hashes the ranges its workers read as they pass (a
+// window), so that the digest reads nothing again — before, Finish
+// downloaded the whole file a second time — and its SHA-256 is the file's.
+func TestDigestFromURL(t *testing.T) {
+	var served atomic.Int64
+	files := http.FileServer(http.Dir(worldDir))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if testing.Verbose() {
+			t.Logf("%s %s", r.URL.Path, r.Header.Get("Range"))
+		}
+		files.ServeHTTP(countingWriter{w, &served}, r)
+	}))
+	defer srv.Close()
+	model, err := os.ReadFile(filepath.Join(worldDir, "adapter", "adapter_model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sha256.Sum256(model)
+	for _, mode := range []report.Mode{report.ModeExact, report.ModeRandomized} {
+		served.Store(0)
+		out, _, err := run(t, jobs.Spec{Kind: jobs.KindAudit, Adapter: &jobs.Input{URL: srv.URL + "/adapter/"}, Mode: mode, Claims: "demo", Workers: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := out.Audit
+		if a == nil || a.Verdict != "pass" || a.Provenance == nil {
+			t.Fatalf("%s: %+v", mode, a)
+		}
+		var got string
+		for _, f := range a.Provenance.Files {
+			if f.Name == "adapter_model.safetensors" {
+				got = f.SHA256
+			}
+		}
+		d := a.Provenance.Digests
+		if got != hex.EncodeToString(want[:]) || !d.Computed || d.Bytes < int64(len(model)) {
+			t.Errorf("%s: sha256 %q, want %x; digests %+v", mode, got, want, d)
+		}
+		if d.Reread != 0 {
+			t.Errorf("%s: the digest read %d bytes again (of %d)", mode, d.Reread, len(model))
+		}
+		if s := served.Load(); s > int64(len(model))+1<<20 {
+			t.Errorf("%s: %d bytes served for a %d-byte adapter", mode, s, len(model))
+		}
+	}
+}
+
+// countingWriter counts the body bytes a handler writes.
+type countingWriter struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (c countingWriter) Write(b []byte) (int, error) {
+	c.n.Add(int64(len(b)))
+	return c.ResponseWriter.Write(b)
 }

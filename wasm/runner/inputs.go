@@ -257,6 +257,16 @@ func (o onlyFS) Open(name string) (fs.File, error) {
 	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 }
 
+// Observe passes fn to the source, when it can be observed (a URL's
+// ranges, for the digest).
+func (o onlyFS) Observe(fn func(name string, off int64, b []byte)) {
+	if ob, ok := o.fsys.(interface {
+		Observe(func(name string, off int64, b []byte))
+	}); ok {
+		ob.Observe(fn)
+	}
+}
+
 func (o onlyFS) Stat(name string) (fs.FileInfo, error) {
 	if name == "." {
 		return dirInfo{}, nil

@@ -208,14 +208,22 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 	}
 	raw := fsys // what a remote checker opens on its own
 	var dig *digestFS
+	window, inFileOrder := h.DigestWindow, false
+	if window == 0 && h.AuditRemote == nil && spec.Adapter.URL != "" {
+		// Natively from a URL (a Hub repository): the pairs in file order,
+		// their ranges hashed as they pass, so that the digest reads
+		// nothing again (out of order, Finish would download the whole
+		// file a second time).
+		window, inFileOrder = urlDigestWindow, true
+	}
 	if !spec.NoDigest {
-		dig = newDigestFS(fsys, h.DigestWindow)
+		dig = newDigestFS(fsys, window)
 		fsys = dig
 	}
 	if (spec.Base == nil) != (spec.Tuned == nil) {
 		return nil, errors.New("the rebuild check needs both the base and the tuned checkpoint")
 	}
-	opt := audit.Options{Claims: prof, Workers: workers(spec), Progress: em.status,
+	opt := audit.Options{Claims: prof, Workers: workers(spec), Progress: em.status, InFileOrder: inFileOrder && dig != nil,
 		OnInventory: func(r *audit.Result) {
 			if spec.Label != "" {
 				r.Summary.Adapter = spec.Label

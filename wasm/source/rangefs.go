@@ -45,8 +45,9 @@ type RangeFS struct {
 	FirstChunk int
 	// Chunk, when positive, serves reads smaller than Chunk bytes from
 	// aligned chunks of Chunk bytes, themselves read from the Ranger, at
-	// most maxChunks of them kept per open file: many small tensors then
-	// cost a few reads, not one each.
+	// most maxChunks of them kept per file for all its open handles: many
+	// small tensors then cost a few reads, not one each (nor one per
+	// handle).
 	Chunk int
 	// ReadAhead, when positive, makes a larger read (of less than
 	// ReadAhead bytes, outside the chunks) read at least ReadAhead bytes
@@ -56,10 +57,11 @@ type RangeFS struct {
 	// Ctx is passed to the Ranger (nil: context.Background).
 	Ctx context.Context
 
-	r     Ranger
-	spans Spans
-	omu   sync.Mutex
-	obs   []func(name string, off int64, b []byte)
+	r      Ranger
+	spans  Spans
+	chunks chunks
+	omu    sync.Mutex
+	obs    []func(name string, off int64, b []byte)
 }
 
 // Observe calls fn with every range read from the Ranger (by Open, by the
@@ -181,7 +183,6 @@ type rangeFile struct {
 	mu   sync.Mutex
 	off  int64 // for Read
 	cmu  sync.Mutex
-	c    chunks
 	win  span // the read-ahead window
 }
 
@@ -246,20 +247,13 @@ func (f *rangeFile) fromChunks(p []byte, off int64) error {
 }
 
 func (f *rangeFile) chunk(c, size int64) ([]byte, error) {
-	f.cmu.Lock()
-	data, ok := f.c.get(c)
-	f.cmu.Unlock()
-	if ok {
+	return f.fsys.chunks.get(f.name, c, func() ([]byte, error) {
+		data := make([]byte, min(size, f.size-c))
+		if err := f.fsys.ReadRange(f.fsys.ctx(), f.name, c, data); err != nil {
+			return nil, err
+		}
 		return data, nil
-	}
-	data = make([]byte, min(size, f.size-c))
-	if err := f.fsys.ReadRange(f.fsys.ctx(), f.name, c, data); err != nil {
-		return nil, err
-	}
-	f.cmu.Lock()
-	f.c.put(c, data)
-	f.cmu.Unlock()
-	return data, nil
+	})
 }
 
 func (f *rangeFile) Read(p []byte) (int, error) {

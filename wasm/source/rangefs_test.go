@@ -8,8 +8,10 @@ import (
 	"io"
 	"io/fs"
 	"slices"
+	"sync"
 	"testing"
 	"testing/fstest"
+	"time"
 )
 
 // fake is a Ranger over files in memory that records its reads.
@@ -212,8 +214,9 @@ func TestRangeFSChunks(t *testing.T) {
 	if want := []string{"f@2000+50"}; !slices.Equal(r.reads, want) {
 		t.Errorf("the last chunk: reads %v, want %v", r.reads, want)
 	}
-	// Chunks 0, 1 and 20 are held; 6 more make 9: chunk 0 goes.
-	for c := int64(2); c < 8; c++ {
+	// Chunks 0, 1 and 20 are held; maxChunks-2 more make maxChunks+1:
+	// chunk 0 goes.
+	for c := int64(2); c < maxChunks; c++ {
 		checkAt(t, ra, data, c*chunk, 1)
 	}
 	r.reads = nil
@@ -288,5 +291,58 @@ func TestRangeFSDirs(t *testing.T) {
 	// Without a Lister there are files only.
 	if _, err := NewRangeFS(r).Open("sub"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a folder with no Lister: %v", err)
+	}
+}
+
+// countingRanger is one file whose reads take a while and are counted by
+// offset (safe for concurrent use).
+type countingRanger struct {
+	data  []byte
+	mu    sync.Mutex
+	reads map[int64]int
+}
+
+func (c *countingRanger) Probe(_ context.Context, _ string, n int) (int64, []byte, error) {
+	return int64(len(c.data)), bytes.Clone(c.data[:min(n, len(c.data))]), nil
+}
+
+func (c *countingRanger) ReadRange(_ context.Context, _ string, off int64, p []byte) error {
+	time.Sleep(5 * time.Millisecond) // long enough for the others to ask meanwhile
+	c.mu.Lock()
+	c.reads[off]++
+	c.mu.Unlock()
+	copy(p, c.data[off:])
+	return nil
+}
+
+// TestRangeFSChunksShared: the handles of a file share its chunks — eight
+// workers each opening the file and reading the same small tensors cause
+// one read per chunk, not one per worker (a small adapter came down once
+// per worker) — and a chunk being read is waited for, not read again.
+func TestRangeFSChunksShared(t *testing.T) {
+	const chunk = 100
+	r := &countingRanger{data: pattern(1000, 7), reads: map[int64]int{}}
+	fsys := NewRangeFS(r)
+	fsys.Chunk = chunk
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f, err := fsys.Open("f")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for off := int64(0); off < 1000; off += 37 {
+				checkAt(t, f.(io.ReaderAt), r.data, off, 20)
+			}
+		}()
+	}
+	wg.Wait()
+	for c := int64(0); c < 1000; c += chunk {
+		if n := r.reads[c]; n != 1 {
+			t.Errorf("chunk at %d read %d times by 8 handles, want once", c, n)
+		}
 	}
 }

@@ -1,6 +1,9 @@
 package source
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // span is bytes [off, off+len(data)) of a file.
 type span struct {
@@ -55,32 +58,68 @@ func (s *Spans) Fill(name string, p []byte, off int64) bool {
 	return ok && sp.fill(p, off)
 }
 
-// maxChunks is how many small-read chunks an open file keeps.
-const maxChunks = 8
+// maxChunks is how many small-read chunks a RangeFS keeps of each file,
+// for all its open handles together.
+const maxChunks = 16
 
-// chunks is an open file's cache of aligned chunks for small reads, the
-// oldest dropped first when more than maxChunks are held.
+// chunks is a RangeFS's cache of aligned chunks for small reads, shared by
+// every open handle of the file — the audit's workers each open it, and
+// with a cache per handle each read the same chunks again (a small
+// adapter, its tensors under a chunk each, came down once per worker) —
+// the oldest dropped first when more than maxChunks of a file are held. A
+// chunk being read is waited for, not read twice. The zero value is
+// empty; it is safe for concurrent use.
 type chunks struct {
-	m     map[int64][]byte
-	order []int64
+	mu    sync.Mutex
+	m     map[chunkKey]*chunkRead
+	order map[string][]int64
 }
 
-func (c *chunks) get(at int64) ([]byte, bool) {
-	data, ok := c.m[at]
-	return data, ok
+type chunkKey struct {
+	name string
+	at   int64
 }
 
-func (c *chunks) put(at int64, data []byte) {
+// chunkRead is a chunk, read or being read (done closes when it is).
+type chunkRead struct {
+	done chan struct{}
+	data []byte
+	err  error
+}
+
+// get returns the chunk of name at at, reading it with read when no one
+// has it (a failed read is not kept).
+func (c *chunks) get(name string, at int64, read func() ([]byte, error)) ([]byte, error) {
+	k := chunkKey{name, at}
+	c.mu.Lock()
+	if r, ok := c.m[k]; ok {
+		c.mu.Unlock()
+		<-r.done
+		if r.err == nil {
+			return r.data, nil
+		}
+		return read() // its reader failed (another context, say): try ours
+	}
 	if c.m == nil {
-		c.m = map[int64][]byte{}
+		c.m, c.order = map[chunkKey]*chunkRead{}, map[string][]int64{}
 	}
-	if _, ok := c.m[at]; ok {
-		return
+	r := &chunkRead{done: make(chan struct{})}
+	c.m[k] = r
+	c.order[name] = append(c.order[name], at)
+	if o := c.order[name]; len(o) > maxChunks {
+		delete(c.m, chunkKey{name, o[0]})
+		c.order[name] = o[1:]
 	}
-	c.m[at] = data
-	c.order = append(c.order, at)
-	if len(c.order) > maxChunks {
-		delete(c.m, c.order[0])
-		c.order = c.order[1:]
+	c.mu.Unlock()
+	r.data, r.err = read()
+	if r.err != nil {
+		c.mu.Lock()
+		if c.m[k] == r {
+			delete(c.m, k)
+			c.order[name] = slices.DeleteFunc(c.order[name], func(x int64) bool { return x == at })
+		}
+		c.mu.Unlock()
 	}
+	close(r.done)
+	return r.data, r.err
 }
