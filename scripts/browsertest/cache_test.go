@@ -171,7 +171,10 @@ func TestBrowserDigests(t *testing.T) {
 	srv := newCountingServer(p.env.world)
 	defer srv.Close()
 	type audit struct {
-		Verdict    string `json:"verdict"`
+		Verdict string `json:"verdict"`
+		Summary struct {
+			Kernel string `json:"kernel"`
+		} `json:"summary"`
 		Provenance struct {
 			Files []struct {
 				Name   string `json:"name"`
@@ -228,10 +231,111 @@ func TestBrowserDigests(t *testing.T) {
 	if d.Reread*10 > d.Bytes {
 		t.Errorf("the page read %d of %d bytes again for the digests", d.Reread, d.Bytes)
 	}
+	// The digests above, equal to the CLI's, came from the digest worker
+	// (public/digest.js), not from the engine worker's own thread.
+	if !strings.Contains(a.Summary.Kernel, "SHA-256: wasm, in a worker of its own") {
+		t.Errorf("the SHA-256 was not computed by the digest worker: %q", a.Summary.Kernel)
+	}
 	p.click("#no-digest")
 	a = run("the audit with no digests")
 	if d := a.Provenance.Digests; d.Computed || !strings.Contains(d.Why, "switched off") {
 		t.Errorf("with the box ticked: %+v", d)
 	}
 	p.shot("digests")
+}
+
+// TestBrowserDigestWorkerSpoilt: the digest worker (public/digest.js) is
+// used only once its SHA-256 agrees with crypto/sha256, and a worker that
+// fails mid-audit gives no digest, never a wrong one. On a static site
+// whose digest.js is spoilt:
+//   - wrong: every digest it answers has its last byte flipped — the check
+//     refuses it, the engine worker hashes on its own thread, and the
+//     digests are the CLI's;
+//   - failing: right during the check, then an error for every byte of the
+//     audit — the audit ends in ERROR saying the SHA-256 could not be
+//     computed, with no file digest in its report.
+func TestBrowserDigestWorkerSpoilt(t *testing.T) {
+	type report struct {
+		Verdict string `json:"verdict"`
+		Summary struct {
+			Kernel string `json:"kernel"`
+		} `json:"summary"`
+		Findings []struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"findings"`
+		Provenance struct {
+			Files []struct {
+				Name   string `json:"name"`
+				SHA256 string `json:"sha256"`
+			} `json:"files"`
+		} `json:"provenance"`
+	}
+	e := harness(t)
+	var cli report
+	jsonOf(t, e.clefcheck(t, "audit", "--json", "--claims", "demo", filepath.Join(e.world, "adapter")), &cli)
+	want := map[string]string{}
+	for _, f := range cli.Provenance.Files {
+		want[f.Name] = f.SHA256
+	}
+	spoil := func(find, replace string) func(string) error {
+		return func(site string) error {
+			p := filepath.Join(site, "web", "digest.js")
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(string(b), find) {
+				return fmt.Errorf("digest.js no longer holds %q", find)
+			}
+			return os.WriteFile(p, []byte(strings.Replace(string(b), find, replace, 1)), 0o644)
+		}
+	}
+	audit := func(name string, hs *httptest.Server, verdict string) report {
+		t.Helper()
+		p := newTab(t, tabLimit)
+		p.open(hs.URL+"/", "#load-demo")
+		p.click("#load-demo")
+		if _, err := p.waitText("#verdict", verdict, 2*time.Minute); err != nil {
+			p.shot("digest-worker-" + name)
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := p.waitJS("the download button", `!!document.querySelector("#download-json")`, 30*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		p.shot("digest-worker-" + name)
+		var r report
+		jsonOf(t, pageReport(t, p), &r)
+		return r
+	}
+
+	wrong := staticSite(t, "", spoil("  return out;", "  out[31] ^= 1;\n  return out;")) // sum()'s last line
+	r := audit("wrong", wrong, "PASS")
+	if !strings.Contains(r.Summary.Kernel, "SHA-256: wasm-simd") {
+		t.Errorf("wrong: a digest worker whose digests are wrong was used, or no SHA-256 named: %q", r.Summary.Kernel)
+	}
+	if len(r.Provenance.Files) != len(want) {
+		t.Errorf("wrong: %d file digests, the CLI has %d", len(r.Provenance.Files), len(want))
+	}
+	for _, f := range r.Provenance.Files {
+		if f.SHA256 != want[f.Name] {
+			t.Errorf("wrong: %s: the page's SHA-256 %s, the CLI's %s", f.Name, f.SHA256, want[f.Name])
+		}
+	}
+
+	// Once the check's hashes are dropped, every byte is refused.
+	failing := staticSite(t, "", spoil("if (m.drop) {", "if (m.buf && self.dropped) throw new Error(\"spoilt for the test\");\n    if (m.drop) {\n      self.dropped = true;"))
+	r = audit("failing", failing, "ERROR")
+	found := false
+	for _, f := range r.Findings {
+		found = found || strings.Contains(f.Message, "SHA-256 could not be computed")
+	}
+	if !found || r.Verdict != "error" {
+		t.Errorf("failing: verdict %s, findings %+v (want the SHA-256 that could not be computed)", r.Verdict, r.Findings)
+	}
+	for _, f := range r.Provenance.Files {
+		if f.SHA256 != "" {
+			t.Errorf("failing: %s has a SHA-256 (%s) though the digest worker failed", f.Name, f.SHA256)
+		}
+	}
 }

@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"hash"
 	"io"
 	"io/fs"
@@ -304,7 +306,18 @@ func (d *digestFS) Finish(ctx context.Context) ([]report.FileInfo, report.Digest
 		}
 		sum.Bytes += t.size
 		sum.Seconds += time.Duration(t.ns.Load()).Seconds()
-		out = append(out, report.FileInfo{Name: n, Size: t.size, SHA256: hex.EncodeToString(t.h.Sum(nil))})
+		digest := t.h.Sum(nil)
+		if e, ok := t.h.(interface{ Err() error }); ok && e.Err() != nil || len(digest) != t.h.Size() {
+			// A hash computed elsewhere (the browser's digest worker)
+			// that failed: no digest, rather than a wrong one.
+			t.mu.Unlock()
+			err := errors.New("the hash gave no digest")
+			if ok {
+				err = e.Err()
+			}
+			return nil, sum, fmt.Errorf("%s: %w", n, err)
+		}
+		out = append(out, report.FileInfo{Name: n, Size: t.size, SHA256: hex.EncodeToString(digest)})
 		t.mu.Unlock()
 	}
 	sum.Seconds += time.Since(start).Seconds()

@@ -35,8 +35,8 @@ type AuditPool struct {
 	// dealer reads the segments' spans through it (its retries, its
 	// redirects, its token rule).
 	Src *source.HTTP
-	// Depth is how many segments each worker holds at a time (default 2:
-	// one computing, one downloading).
+	// Depth is how many segments each worker holds at a time (default
+	// defaultDepth: one computing, the others downloading).
 	Depth int
 	// OnStart, when set, is told how many workers started, and the
 	// kernels they compute with (audit.Summary.Kernel; "" in quick mode).
@@ -106,8 +106,12 @@ const (
 	readAhead    = 32 << 20
 )
 
-// quickDepth is the segments per worker in a quick audit.
-var quickDepth = 4
+// defaultDepth is the segments each worker holds by default: one it
+// computes, three downloading. Two (one and one) left the link idle while
+// the digest waited for the spans in file order: the twin's randomized
+// audit through a 125 MB/s link took 22.3 s, 1.61× the bare download;
+// with four, 16.2 s (1.20×), and the quick audit 1.09×.
+const defaultDepth = 4
 
 // spanOf is the file and byte span covering a segment's pairs ("" when
 // they are not all in one file).
@@ -314,7 +318,7 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 	if p.observed() {
 		from = fileOrder(segs)
 	}
-	depth := 2
+	depth := defaultDepth
 	if p.Depth > 0 {
 		depth = p.Depth
 	}

@@ -32,7 +32,11 @@
 // read starting where the previous one ended, and reads them into Go
 // through the engine worker's source (source.RangeFS.ReadRange): the
 // digest hashes them as they pass, the cache keeps and serves them; the
-// digest's pass at the end then reads again almost nothing.
+// digest's pass at the end then reads again almost nothing. The hashing
+// itself runs in the digest worker (digest.go, public/digest.js), a thread
+// of its own, once its SHA-256 has agreed with crypto/sha256: the engine
+// worker's thread only copies the bytes to it, and stays free to drain its
+// fetches. The pool's workers are started with #pool and start none.
 //
 // At start every worker compiles the SIMD kernels (package wasmsimd)
 // against its own Go memory, checks them against the portable Go loops and

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"time"
 	"sync"
 	"syscall/js"
 
@@ -51,6 +52,15 @@ func (r *jobRunner) start(m msg.Job) {
 			r.mu.Unlock()
 			cancel()
 		}()
+		if spec.Kind == jobs.KindAudit && !spec.NoDigest {
+			// The digest worker is starting (serve.go): its check takes a
+			// moment after the page loads; wait for it, a little.
+			select {
+			case <-digestReady:
+			case <-time.After(10 * time.Second):
+			case <-ctx.Done():
+			}
+		}
 		y := &browser.Yielder{}
 		var reads retryCount
 		var pools []*AuditPool
@@ -96,6 +106,9 @@ func (r *jobRunner) start(m msg.Job) {
 		}
 		if n := cacheHits() - hits; n > 0 && spec.Kind != jobs.KindCache {
 			notes = append(notes, progress.Bytes(n)+" read from the browser's cache")
+		}
+		if spec.Kind == jobs.KindAudit && !spec.NoDigest {
+			notes = append(notes, "SHA-256: "+runner.SHA256.Name())
 		}
 		if len(pools) > 0 { // the workers' memory, for the bench and the curious
 			var mem []string
@@ -228,13 +241,13 @@ func poolFor(fsys fs.FS, opt audit.Options, onStart func(int, string)) *AuditPoo
 	if err != nil {
 		return nil
 	}
+	// The pool's workers run this worker's script, marked (#pool): they
+	// hash nothing, so they start no digest worker.
 	self := js.Global().Get("location").Get("href").String()
-	pool := &AuditPool{N: Workers(), Dir: ".", Spec: spec, OnStart: onStart, WorkerURL: self}
-	if opt.Mode == report.ModeQuick {
-		// The quick scan computes at memory speed: keep more downloads in
-		// flight instead.
-		pool.Depth = quickDepth
+	if i := strings.IndexByte(self, '#'); i >= 0 {
+		self = self[:i]
 	}
+	pool := &AuditPool{N: Workers(), Dir: ".", Spec: spec, OnStart: onStart, WorkerURL: self + poolMark}
 	switch f := fsys.(type) {
 	case *source.HTTP:
 		pool.URL, pool.Token, pool.Src = f.Base.String(), f.Token, f

@@ -42,6 +42,19 @@ func Serve() {
 	if err := InstallSIMD(); err != nil {
 		simdErr = err.Error()
 	}
+	if js.Global().Get("location").Get("hash").String() != poolMark {
+		// The engine worker hashes the audits' files: on a thread of its
+		// own once the digest worker has started and passed its check
+		// (without it, here).
+		go func() {
+			defer close(digestReady)
+			if err := installDigestWorker(); err != nil {
+				js.Global().Get("console").Call("warn", "clefcheck: the files' SHA-256 stays in the engine worker: "+err.Error())
+			}
+		}()
+	} else {
+		close(digestReady)
+	}
 	post(msg.Ready{SIMDError: simdErr}.Value())
 	jobs := &jobRunner{cancels: map[int]context.CancelFunc{}, post: post}
 	pool := &poolWorker{post: post}
@@ -58,6 +71,13 @@ func Serve() {
 		}
 	}
 }
+
+// digestReady is closed once the digest worker is installed, or has
+// failed to be (audit jobs wait for it a little).
+var digestReady = make(chan struct{})
+
+// poolMark ends the URL of an audit pool's workers (jobs.go).
+const poolMark = "#pool"
 
 // memoryLimit is each worker's soft memory limit (runtime/debug): about
 // the spans in flight, the digest window and the caches, with room.

@@ -235,7 +235,7 @@ func TestFullTwinSIMD(t *testing.T) {
 	defer spectral.ProbeKernels.Reset()
 	defer dtype.ScanKernels.Reset()
 	defer dtype.DecodeKernels.Reset()
-	for _, o := range []audit.Options{{Mode: report.ModeQuick, Workers: 1}, {Mode: report.ModeRandomized, Workers: 1}} {
+	for _, o := range []audit.Options{{Mode: report.ModeQuick, Workers: 1}, {Mode: report.ModeRandomized, Workers: 1}, {Mode: report.ModeExact, Workers: 1}} {
 		start := time.Now()
 		res, err := audit.Run(context.Background(), source.Dir(filepath.Join(full, "adapter")), ".", o)
 		if err != nil || res.Verdict == "fail" {

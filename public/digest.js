@@ -1,0 +1,118 @@
+// clefcheck's digest worker: the SHA-256 of an audit's files, computed on
+// a thread of its own beside the engine worker, whose thread must stay free
+// to read the audit's spans (a worker busy hashing does not drain its own
+// fetches, and the download stalls meanwhile). The engine worker starts it
+// (wasm/browser/worker/digest.go, which documents the messages) and sends
+// the compression function it checked, wasm/wasmsimd's sha256, as bytes:
+//
+//   {code: Uint8Array}          compile the module (answers {ready: true})
+//   {id, buf: ArrayBuffer, n}   hash the first n bytes of buf (all of it
+//                               without n) next into hash id, in the order
+//                               they arrive; answers {ack: n, buf}, the
+//                               buffer handed back for reuse (a fresh
+//                               ArrayBuffer of 8 MiB costs the engine worker
+//                               more than filling one)
+//   {id, sum: true}             answers {id, sum: Uint8Array(32)}: the digest
+//                               of what came so far (more may follow)
+//   {id, reset: true}           start hash id afresh
+//   {id, drop: true}            forget hash id
+//
+// Any failure answers {id, error}, and that hash answers errors from then
+// on: the engine then reports that the files' SHA-256 could not be
+// computed, never a wrong digest.
+"use strict";
+const IV = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+const PIECE = 1 << 20; // bytes copied into the module's memory per call
+const STATE = 0, DATA = 64; // byte offsets in the module's memory
+let compress = null, heap = null;
+const hashes = new Map(); // id → {state: Uint32Array(8), tail: Uint8Array(64), ntail, len}
+
+function fresh() {
+  return { state: Uint32Array.from(IV), tail: new Uint8Array(64), ntail: 0, len: 0 };
+}
+
+// blocks compresses src (whole 64-byte blocks) into h.state.
+function blocks(h, src) {
+  const words = new Uint32Array(heap.buffer, STATE, 8);
+  words.set(h.state);
+  for (let off = 0; off < src.length; off += PIECE) {
+    const part = src.subarray(off, Math.min(src.length, off + PIECE));
+    heap.set(part, DATA);
+    compress(STATE, DATA, part.length >> 6);
+  }
+  h.state.set(new Uint32Array(heap.buffer, STATE, 8));
+}
+
+function write(h, b) {
+  h.len += b.length;
+  if (h.ntail > 0) {
+    const c = Math.min(64 - h.ntail, b.length);
+    h.tail.set(b.subarray(0, c), h.ntail);
+    h.ntail += c;
+    b = b.subarray(c);
+    if (h.ntail < 64) return;
+    blocks(h, h.tail);
+    h.ntail = 0;
+  }
+  const whole = b.length & ~63;
+  if (whole > 0) blocks(h, b.subarray(0, whole));
+  h.tail.set(b.subarray(whole), 0);
+  h.ntail = b.length - whole;
+}
+
+// sum is the digest of what h took, h unchanged.
+function sum(h) {
+  const c = { state: Uint32Array.from(h.state), tail: Uint8Array.from(h.tail), ntail: h.ntail, len: h.len };
+  const bits = BigInt(h.len) * 8n;
+  let k = 56 - (h.len % 64);
+  if (k <= 0) k += 64;
+  const pad = new Uint8Array(k + 8);
+  pad[0] = 0x80;
+  new DataView(pad.buffer).setBigUint64(k, bits, false);
+  write(c, pad);
+  const out = new Uint8Array(32);
+  const dv = new DataView(out.buffer);
+  c.state.forEach((v, i) => dv.setUint32(4 * i, v, false));
+  return out;
+}
+
+self.onmessage = (e) => {
+  const m = e.data;
+  try {
+    if (m.code) {
+      const mem = new WebAssembly.Memory({ initial: Math.ceil((DATA + PIECE) / 65536) + 1 });
+      const inst = new WebAssembly.Instance(new WebAssembly.Module(m.code), { env: { mem } });
+      compress = inst.exports.sha256;
+      heap = new Uint8Array(mem.buffer);
+      self.postMessage({ ready: true });
+      return;
+    }
+    if (!compress) throw new Error("no module compiled");
+    if (m.drop) {
+      hashes.delete(m.id);
+      return;
+    }
+    let h = hashes.get(m.id);
+    if (!h || m.reset) {
+      h = fresh();
+      hashes.set(m.id, h);
+    }
+    if (h.failed) throw new Error(h.failed);
+    if (m.buf) {
+      const n = m.n === undefined ? m.buf.byteLength : m.n;
+      write(h, new Uint8Array(m.buf, 0, n));
+      self.postMessage({ ack: n, buf: m.buf }, [m.buf]);
+    } else if (m.sum) {
+      self.postMessage({ id: m.id, sum: sum(h) });
+    }
+  } catch (err) {
+    const msg = String(err && err.message ? err.message : err);
+    // That hash missed bytes: it answers no digest any more.
+    if (m.id !== undefined) {
+      const h = hashes.get(m.id) || fresh();
+      h.failed = msg;
+      hashes.set(m.id, h);
+    }
+    self.postMessage({ id: m.id, error: msg, ack: m.buf ? (m.n === undefined ? m.buf.byteLength : m.n) : 0 });
+  }
+};

@@ -1,0 +1,444 @@
+//go:build js && wasm
+
+package worker
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"sync"
+	"syscall/js"
+	"time"
+
+	"github.com/kvit-s/clefcheck/wasm/runner"
+	"github.com/kvit-s/clefcheck/wasm/wasmsimd"
+)
+
+// The digest worker (public/digest.js): the engine worker's SHA-256 on a
+// thread of its own. An audit hashes every byte of its files as the spans
+// pass through the engine worker; hashed there, at about 250 MB/s, the
+// engine worker's thread is busy for 5–6 s of the twin's audit, and while
+// it is, it drains none of the fetches in flight (a worker's fetch bodies
+// are read on its own thread), so the download waits for the hash. Posted
+// to the digest worker instead, the bytes cost the engine worker one copy
+// and the hash runs beside it.
+//
+// The messages are public/digest.js's. The engine worker keeps at most
+// digestInflight bytes posted and not yet hashed (Write waits for the
+// worker's acks beyond that): memory stays bounded when the hash falls
+// behind the network.
+
+// digestInflight bounds the bytes posted to the digest worker and not yet
+// hashed.
+const digestInflight = 64 << 20
+
+// digestBatch is how many bytes of small writes are gathered before they
+// are posted (a write of at least this many goes as it is).
+const digestBatch = 1 << 20
+
+// digestPiece is the size of the ArrayBuffers the bytes go in: the worker
+// hands each back with its ack, and the engine worker fills it again (a
+// fresh one costs several times the copy into it: V8 maps and zeroes its
+// memory each time). At most digestFree of them are kept.
+const (
+	digestPiece = 8 << 20
+	digestFree  = 12
+)
+
+// digestTimeout bounds the wait for the digest worker's answer (a sum, or
+// room in flight): it hashes 64 MiB in well under a second.
+const digestTimeout = 60 * time.Second
+
+// digestWorker is the running public/digest.js.
+type digestWorker struct {
+	w     js.Value
+	onMsg js.Func
+	onErr js.Func
+
+	mu       sync.Mutex
+	next     int
+	sums     map[int][]chan digestReply // by hash, in the order asked
+	inflight int64
+	free     []js.Value    // ArrayBuffers of digestPiece bytes handed back
+	freed    chan struct{} // a token when acks free room
+	err      error         // the worker failed: every hash fails
+}
+
+type digestReply struct {
+	sum []byte
+	err error
+}
+
+// startDigestWorker starts public/digest.js beside this worker's script
+// and hands it the compression function; it waits (at most digestTimeout)
+// for the worker to say it is ready.
+func startDigestWorker(code []byte) (*digestWorker, error) {
+	loc := js.Global().Get("location")
+	if !loc.Truthy() || js.Global().Get("Worker").Type() != js.TypeFunction {
+		return nil, errors.New("no Worker here")
+	}
+	u := js.Global().Get("URL").New("digest.js", loc.Get("href")).Call("toString").String()
+	d := &digestWorker{sums: map[int][]chan digestReply{}, freed: make(chan struct{}, 1)}
+	ready := make(chan error, 1)
+	d.onMsg = js.FuncOf(func(this js.Value, args []js.Value) any {
+		m := args[0].Get("data")
+		if m.Get("ready").Truthy() {
+			select {
+			case ready <- nil:
+			default:
+			}
+			return nil
+		}
+		d.answer(m)
+		return nil
+	})
+	d.onErr = js.FuncOf(func(this js.Value, args []js.Value) any {
+		msg := "the digest worker failed"
+		if s := args[0].Get("message"); s.Truthy() {
+			msg += ": " + s.String()
+		}
+		d.fail(errors.New(msg + " (" + u + ")"))
+		select {
+		case ready <- errors.New(msg):
+		default:
+		}
+		return nil
+	})
+	d.w = js.Global().Get("Worker").New(u)
+	d.w.Set("onmessage", d.onMsg)
+	d.w.Set("onerror", d.onErr)
+	u8 := js.Global().Get("Uint8Array").New(len(code))
+	js.CopyBytesToJS(u8, code)
+	d.w.Call("postMessage", map[string]any{"code": u8})
+	select {
+	case err := <-ready:
+		if err != nil {
+			d.stop()
+			return nil, err
+		}
+	case <-time.After(digestTimeout):
+		d.stop()
+		return nil, fmt.Errorf("the digest worker (%s) did not start within %v", u, digestTimeout)
+	}
+	return d, nil
+}
+
+func (d *digestWorker) stop() {
+	d.w.Call("terminate")
+	d.fail(errors.New("the digest worker was stopped"))
+}
+
+// answer takes an ack, a sum or an error from the worker (its message
+// handler: it must not block).
+func (d *digestWorker) answer(m js.Value) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if b := m.Get("buf"); b.Truthy() && b.Get("byteLength").Int() == digestPiece && len(d.free) < digestFree {
+		d.free = append(d.free, b)
+	}
+	if a := m.Get("ack"); a.Type() == js.TypeNumber && a.Int() > 0 {
+		d.inflight -= int64(a.Int())
+		select {
+		case d.freed <- struct{}{}:
+		default:
+		}
+	}
+	id := m.Get("id")
+	if id.Type() != js.TypeNumber {
+		return
+	}
+	var r digestReply
+	if e := m.Get("error"); e.Truthy() {
+		r.err = errors.New("the digest worker: " + e.String())
+	} else if s := m.Get("sum"); s.Truthy() && s.Length() == sha256.Size {
+		r.sum = make([]byte, sha256.Size)
+		js.CopyBytesToGo(r.sum, s)
+	} else {
+		return
+	}
+	if q := d.sums[id.Int()]; len(q) > 0 {
+		q[0] <- r // buffered: one answer per ask
+		if len(q) == 1 {
+			delete(d.sums, id.Int())
+		} else {
+			d.sums[id.Int()] = q[1:]
+		}
+	} else if r.err != nil {
+		d.err = r.err // an error in a write: that hash is spoilt
+	}
+}
+
+// fail marks the worker failed and wakes everyone waiting.
+func (d *digestWorker) fail(err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.err == nil {
+		d.err = err
+	}
+	for id, q := range d.sums {
+		for _, c := range q {
+			c <- digestReply{err: d.err}
+		}
+		delete(d.sums, id)
+	}
+	select {
+	case d.freed <- struct{}{}:
+	default:
+	}
+}
+
+// post sends b to hash id, in pieces of at most digestPiece bytes.
+func (d *digestWorker) post(id int, b []byte) error {
+	for len(b) > 0 {
+		n := min(len(b), digestPiece)
+		if err := d.postPiece(id, b[:n]); err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// postPiece sends b (copied into an ArrayBuffer handed back earlier, or a
+// new one; transferred) to hash id, first waiting for room in flight.
+func (d *digestWorker) postPiece(id int, b []byte) error {
+	deadline := time.Now().Add(digestTimeout)
+	for {
+		d.mu.Lock()
+		err, room := d.err, d.inflight+int64(len(b)) <= digestInflight || d.inflight == 0
+		if err == nil && room {
+			d.inflight += int64(len(b))
+		}
+		d.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		if room {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the digest worker took no bytes for %v", digestTimeout)
+		}
+		select { // an ack, or a look again
+		case <-d.freed:
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	d.mu.Lock()
+	var ab js.Value
+	if k := len(d.free); k > 0 {
+		ab, d.free = d.free[k-1], d.free[:k-1]
+	}
+	d.mu.Unlock()
+	if !ab.Truthy() {
+		ab = js.Global().Get("ArrayBuffer").New(digestPiece)
+	}
+	js.CopyBytesToJS(js.Global().Get("Uint8Array").New(ab, 0, len(b)), b)
+	d.w.Call("postMessage", map[string]any{"id": id, "buf": ab, "n": len(b)}, []any{ab})
+	return nil
+}
+
+// ask sends a control message for hash id; for "sum", the channel gets
+// the answer (nil for the others).
+func (d *digestWorker) ask(id int, what string) (<-chan digestReply, error) {
+	c := make(chan digestReply, 1)
+	d.mu.Lock()
+	if d.err != nil {
+		err := d.err
+		d.mu.Unlock()
+		return nil, err
+	}
+	if what == "sum" {
+		d.sums[id] = append(d.sums[id], c)
+	}
+	d.mu.Unlock()
+	d.w.Call("postMessage", map[string]any{"id": id, what: true})
+	if what != "sum" {
+		return nil, nil
+	}
+	return c, nil
+}
+
+// wait is the answer on c, or an error after digestTimeout.
+func (d *digestWorker) wait(id int, c <-chan digestReply) ([]byte, error) {
+	select {
+	case r := <-c:
+		return r.sum, r.err
+	case <-time.After(digestTimeout):
+		err := fmt.Errorf("the digest worker gave no digest within %v", digestTimeout)
+		d.fail(err) // every hash in it is in doubt now
+		return nil, err
+	}
+}
+
+// hasher is a factory for runner.SHA256: hashes computed in the worker.
+func (d *digestWorker) hasher() func() hash.Hash {
+	return func() hash.Hash {
+		d.mu.Lock()
+		d.next++
+		id := d.next
+		d.mu.Unlock()
+		return &remoteSHA256{d: d, id: id} // its batch grows as it is written
+	}
+}
+
+// remoteSHA256 is a hash.Hash computed by the digest worker. The first
+// failure sticks: Err reports it, and Sum then returns nil (the runner
+// reports that the digest could not be computed, never a wrong one).
+type remoteSHA256 struct {
+	d     *digestWorker
+	id    int
+	batch []byte
+	err   error
+}
+
+func (h *remoteSHA256) flush() {
+	if len(h.batch) == 0 || h.err != nil {
+		h.batch = h.batch[:0]
+		return
+	}
+	h.err = h.d.post(h.id, h.batch)
+	h.batch = h.batch[:0]
+}
+
+func (h *remoteSHA256) Write(p []byte) (int, error) {
+	if h.err != nil {
+		return 0, h.err
+	}
+	if len(p) >= digestBatch {
+		h.flush()
+		if h.err == nil {
+			h.err = h.d.post(h.id, p)
+		}
+		return len(p), h.err
+	}
+	if len(h.batch)+len(p) > digestBatch {
+		h.flush()
+	}
+	h.batch = append(h.batch, p...)
+	return len(p), h.err
+}
+
+func (h *remoteSHA256) Sum(in []byte) []byte {
+	c := h.sumLater()
+	if h.err != nil {
+		return nil
+	}
+	s, err := h.d.wait(h.id, c)
+	if err != nil {
+		h.err = err
+		return nil
+	}
+	return append(in, s...)
+}
+
+// sumLater asks for the digest of what was written so far; the channel
+// gets it (nil, with h.err set, when it cannot be asked).
+func (h *remoteSHA256) sumLater() <-chan digestReply {
+	h.flush()
+	if h.err != nil {
+		return nil
+	}
+	c, err := h.d.ask(h.id, "sum")
+	if err != nil {
+		h.err = err
+	}
+	return c
+}
+
+func (h *remoteSHA256) Reset() {
+	h.batch, h.err = h.batch[:0], nil
+	h.d.ask(h.id, "reset")
+}
+
+// Err is the first failure of this hash (nil: none).
+func (h *remoteSHA256) Err() error { return h.err }
+
+func (h *remoteSHA256) Size() int      { return sha256.Size }
+func (h *remoteSHA256) BlockSize() int { return sha256.BlockSize }
+
+// installDigestWorker starts the digest worker and, once its hashes agree
+// with crypto/sha256 (runner.CheckSHA256), installs them as runner.SHA256;
+// it returns why not when it cannot (the in-thread kernel stays).
+func installDigestWorker() error {
+	d, err := startDigestWorker(wasmsimd.Module())
+	if err != nil {
+		return err
+	}
+	f := d.hasher()
+	if err := d.check(f); err != nil {
+		d.stop()
+		return fmt.Errorf("the digest worker's SHA-256 is wrong: %w", err)
+	}
+	runner.SHA256.Install(digestWorkerKernel, f)
+	return nil
+}
+
+// check is runner.CheckSHA256's comparison with crypto/sha256, its cases
+// asked all at once: every length from 0 to 300 bytes in pieces of 7, 64,
+// 65 and whole, 1 MiB whole and in pieces of 100,003, and more written
+// after a Sum. (One at a time, each Sum a round trip to the worker, the
+// check took longer than a page takes to start its first audit.)
+func (d *digestWorker) check(f func() hash.Hash) error {
+	data := make([]byte, 1<<20)
+	x := uint32(2463534242)
+	for i := range data {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		data[i] = byte(x)
+	}
+	type ask struct {
+		what string
+		h    *remoteSHA256
+		c    <-chan digestReply
+		want [sha256.Size]byte
+	}
+	var asks []ask
+	start := func(what string, b []byte, piece int) *remoteSHA256 {
+		h := f().(*remoteSHA256)
+		for len(b) > 0 {
+			n := min(piece, len(b))
+			h.Write(b[:n])
+			b = b[n:]
+		}
+		return h
+	}
+	for n := 0; n <= 300; n++ {
+		for _, piece := range []int{n + 1, 7, 64, 65} {
+			what := fmt.Sprintf("%d bytes in pieces of %d", n, piece)
+			h := start(what, data[:n], piece)
+			asks = append(asks, ask{what, h, h.sumLater(), sha256.Sum256(data[:n])})
+		}
+	}
+	for _, piece := range []int{len(data), 100003} {
+		what := fmt.Sprintf("1 MiB in pieces of %d", piece)
+		h := start(what, data, piece)
+		asks = append(asks, ask{what, h, h.sumLater(), sha256.Sum256(data)})
+	}
+	h := start("", data[:100], 100)
+	asks = append(asks, ask{"100 bytes", h, h.sumLater(), sha256.Sum256(data[:100])})
+	h.Write(data[100:1000])
+	asks = append(asks, ask{"written after Sum", h, h.sumLater(), sha256.Sum256(data[:1000])})
+	for _, a := range asks {
+		if a.h.err != nil {
+			return fmt.Errorf("%s: %w", a.what, a.h.err)
+		}
+		got, err := d.wait(a.h.id, a.c)
+		if err != nil {
+			return fmt.Errorf("%s: %w", a.what, err)
+		}
+		if !bytes.Equal(got, a.want[:]) {
+			return fmt.Errorf("%s: %x, want %x", a.what, got, a.want)
+		}
+	}
+	for _, a := range asks {
+		d.w.Call("postMessage", map[string]any{"id": a.h.id, "drop": true})
+	}
+	return nil
+}
+
+// digestWorkerKernel names the digest worker's SHA-256 in the registry.
+const digestWorkerKernel = "wasm, in a worker of its own (digest.js)"
