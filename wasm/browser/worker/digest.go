@@ -226,17 +226,39 @@ func (d *digestWorker) postPiece(id int, b []byte) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	d.mu.Lock()
-	var ab js.Value
-	if k := len(d.free); k > 0 {
-		ab, d.free = d.free[k-1], d.free[:k-1]
-	}
-	d.mu.Unlock()
-	if !ab.Truthy() {
-		ab = js.Global().Get("ArrayBuffer").New(digestPiece)
-	}
-	js.CopyBytesToJS(js.Global().Get("Uint8Array").New(ab, 0, len(b)), b)
-	d.w.Call("postMessage", map[string]any{"id": id, "buf": ab, "n": len(b)}, []any{ab})
+	return jsCall(func() {
+		var ab js.Value
+		if len(b) >= digestPiece/2 { // a large piece: in a buffer handed back, or a new one of the size kept
+			d.mu.Lock()
+			if k := len(d.free); k > 0 {
+				ab, d.free = d.free[k-1], d.free[:k-1]
+			}
+			d.mu.Unlock()
+			if !ab.Truthy() {
+				ab = js.Global().Get("ArrayBuffer").New(digestPiece)
+			}
+		} else { // a small one (a batch of small writes, the check's): its own size
+			ab = js.Global().Get("ArrayBuffer").New(len(b))
+		}
+		js.CopyBytesToJS(js.Global().Get("Uint8Array").New(ab, 0, len(b)), b)
+		d.w.Call("postMessage", map[string]any{"id": id, "buf": ab, "n": len(b)}, []any{ab})
+	})
+}
+
+// jsCall runs f, turning a JavaScript exception it meets (an allocation
+// refused, a worker gone) into an error instead of a panic that would end
+// the engine worker.
+func jsCall(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(error); ok {
+				err = fmt.Errorf("the digest worker: %w", e)
+				return
+			}
+			err = fmt.Errorf("the digest worker: %v", r)
+		}
+	}()
+	f()
 	return nil
 }
 
