@@ -25,17 +25,23 @@ func TestColumnKernels(t *testing.T) {
 // start-up check, and the check rejects a wrong kernel.
 func TestRowKernels(t *testing.T) {
 	for _, c := range RowKernels.Candidates() {
-		if err := CheckRowKernel(c.Fn, bf16RowGo); err != nil {
+		if err := CheckRowKernel(c.Fn, bf16RowsGo); err != nil {
 			t.Errorf("%s: %v", c.Name, err)
 		}
 	}
-	wrong := func(src []byte, p []float32, t, n int) int {
-		nf := bf16RowGo(src, p, t, n)
-		p[PanelAt(t, n-1)] = 1
+	wrong := func(src []byte, pitch int, p []float32, k, n int) int {
+		nf := bf16RowsGo(src, pitch, p, k, n)
+		p[PanelAt(k-1, n-1)] = 1 // the last row's last value
 		return nf
 	}
-	if CheckRowKernel(wrong, bf16RowGo) == nil {
+	if CheckRowKernel(wrong, bf16RowsGo) == nil {
 		t.Error("a wrong row kernel passed")
+	}
+	pitchless := func(src []byte, pitch int, p []float32, k, n int) int { // ignores the pitch
+		return bf16RowsGo(src, 2*n, p, k, n)
+	}
+	if CheckRowKernel(pitchless, bf16RowsGo) == nil {
+		t.Error("a row kernel that ignores the pitch passed")
 	}
 	t.Logf("row kernels %v, active %s", RowKernels.Names(), RowKernels.Name())
 }

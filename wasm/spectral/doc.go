@@ -27,23 +27,25 @@
 // decode them straight into the Gram's packed panel (blocks of 16 columns,
 // each block's 64 rows contiguous: the layout the kernels read, so the
 // bytes are copied once, from the page cache by pread, and then only
-// widened): the rows of B for Bᵀ·B 16 values at a time (dtype's bf16
-// decode kernel), the columns of A for A·Aᵀ transposed (ColumnKernels),
+// widened): the rows of B for Bᵀ·B a panel at a time (RowKernels), the
+// columns of A for A·Aᵀ transposed (ColumnKernels),
 // other dtypes through dtype.Decode32. They count the non-finite values
 // they meet and return the Gram's trace, ‖X‖²_F, so that one pass over the
 // bytes gives the scan and the Gram.
 //
 // # Kernels
 //
-// Three loops are swappable through package kernels, each candidate
+// Four loops are swappable through package kernels, each candidate
 // checked against the portable loop before it is installed: GramKernels,
 // the panel update Pᵀ·P (portable Go; built with GOEXPERIMENT=simd on
 // amd64, "avx2" in Go assembly, 4 × 16 tiles in eight FMA accumulators,
 // and "avx512" in simd/archsimd, 8 × 16 tiles of 16 lanes, each chosen at
 // start-up when the CPU has it and CheckGramKernel accepts it, the last
 // accepted active); ColumnKernels, the transposing bf16 decode of A's
-// columns (portable Go; "avx2", 8 × 8 transposes in registers, accepted by
-// CheckColumnKernel bit for bit); and ProbeKernels, the loops of the
+// columns (portable Go; "avx2", 8 × 8 transposes in registers; the
+// browser's "wasm-simd", 4 × 4 transposes; accepted by CheckColumnKernel
+// bit for bit); RowKernels, the row decode of B (portable Go; "avx2";
+// "wasm-simd"; CheckRowKernel, bit for bit); and ProbeKernels, the loops of the
 // randomized probes with four probes (portable Go; the browser's engine
 // workers install WebAssembly SIMD ones after checking them against
 // ApplyPortable and its siblings). Every Gram kernel sums the same float32

@@ -55,19 +55,28 @@ func (g *Gram) FeedColumns(dt string, b []byte, rows, cols int, scratch *[]float
 	return nonfinite, sumsq
 }
 
-// RowKernel widens the n bf16 values of src (one row of B) into row t of the
-// packed panel p — value c to p[PanelAt(t, c)] — and counts the non-finite
-// ones: B's rows as panel rows, for Bᵀ·B.
-type RowKernel func(src []byte, p []float32, t, n int) (nonfinite int)
+// RowKernel widens k ≤ PanelRows rows of n bf16 values (row t at
+// src[t·pitch:]) into rows 0 … k−1 of the packed panel p — value (t, c) to
+// p[PanelAt(t, c)] — and counts the non-finite ones: B's rows as panel
+// rows, for Bᵀ·B. A whole panel per call: in the browser the kernel is a
+// call into a WebAssembly module, too dear for one row.
+type RowKernel func(src []byte, pitch int, p []float32, k, n int) (nonfinite int)
 
 // RowKernels is the slot of the row decode (package kernels): the portable
-// bf16RowGo, and under GOEXPERIMENT=simd on amd64 with AVX2 "avx2",
-// installed at start-up when CheckRowKernel accepts it. (Not dtype's
-// decode kernel, called block by block: in the browser that one is a call
-// into a WebAssembly module, too dear for 16 values.)
-var RowKernels = kernels.NewSlot[RowKernel]("bf16-rows", bf16RowGo)
+// bf16RowsGo, under GOEXPERIMENT=simd on amd64 with AVX2 "avx2", in the
+// browser "wasm-simd", each installed at start-up when CheckRowKernel
+// accepts it.
+var RowKernels = kernels.NewSlot[RowKernel]("bf16-rows", bf16RowsGo)
 
-// bf16RowGo is the portable RowKernel.
+// bf16RowsGo is the portable RowKernel.
+func bf16RowsGo(src []byte, pitch int, p []float32, k, n int) (nonfinite int) {
+	for t := 0; t < k; t++ {
+		nonfinite += bf16RowGo(src[t*pitch:t*pitch+2*n], p, t, n)
+	}
+	return nonfinite
+}
+
+// bf16RowGo widens one row (n values) into panel row t.
 func bf16RowGo(src []byte, p []float32, t, n int) (nonfinite int) {
 	src = src[:2*n]
 	for c0 := 0; c0 < n; c0 += PanelBlock {
@@ -84,30 +93,32 @@ func bf16RowGo(src []byte, p []float32, t, n int) (nonfinite int) {
 	return nonfinite
 }
 
-// CheckRowKernel compares a RowKernel with the portable one on rows with
-// NaN and ±Inf, of lengths that are and are not multiples of 16, at the
-// first and last panel rows: every value bit for bit, the count exactly.
+// CheckRowKernel compares a RowKernel with the portable one on panels of
+// 1, 3, 5 and 64 rows with NaN and ±Inf, rows of lengths that are and are
+// not multiples of 16, pitches longer than a row: every value of the
+// panel bit for bit, the count exactly.
 func CheckRowKernel(candidate, portable RowKernel) error {
 	x := uint32(999)
 	for _, n := range []int{16, 48, 256, 40, 7} {
-		src := make([]byte, 2*n)
-		for i := range src {
-			x = x*1664525 + 1013904223
-			src[i] = byte(x >> 24)
-		}
-		for i := 0; i+1 < len(src); i += 22 {
-			src[i], src[i+1] = 0x80, 0xff // −Inf or NaN, now and then
-		}
-		stride := (n + 15) &^ 15
-		for _, t := range []int{0, PanelRows - 1} {
+		for _, k := range []int{1, 3, 5, PanelRows} {
+			pitch := 2*n + 2*(k%3)
+			src := make([]byte, (k-1)*pitch+2*n)
+			for i := range src {
+				x = x*1664525 + 1013904223
+				src[i] = byte(x >> 24)
+			}
+			for i := 0; i+1 < len(src); i += 22 {
+				src[i], src[i+1] = 0x80, 0xff // −Inf or NaN, now and then
+			}
+			stride := (n + 15) &^ 15
 			p1, p2 := make([]float32, PanelRows*stride), make([]float32, PanelRows*stride)
-			n1, n2 := candidate(src, p1, t, n), portable(src, p2, t, n)
+			n1, n2 := candidate(src, pitch, p1, k, n), portable(src, pitch, p2, k, n)
 			if n1 != n2 {
-				return fmt.Errorf("%d values, row %d: %d non-finite, the portable loop %d", n, t, n1, n2)
+				return fmt.Errorf("%d rows of %d values: %d non-finite, the portable loop %d", k, n, n1, n2)
 			}
 			for i := range p1 {
 				if math.Float32bits(p1[i]) != math.Float32bits(p2[i]) {
-					return fmt.Errorf("%d values, row %d: panel value %d is %#x, the portable loop's %#x", n, t, i, math.Float32bits(p1[i]), math.Float32bits(p2[i]))
+					return fmt.Errorf("%d rows of %d values: panel value %d is %#x, the portable loop's %#x", k, n, i, math.Float32bits(p1[i]), math.Float32bits(p2[i]))
 				}
 			}
 		}
@@ -202,12 +213,12 @@ func (g *Gram) FeedRows(dt string, b []byte, rows, cols int, yield func() error)
 		}
 		k := min(PanelRows, out-i0)
 		p := g.NextPanel(k)
+		if dt == "BF16" {
+			nonfinite += rowk(b[i0*r*2:(i0+k)*r*2], r*2, p, k, r)
+			continue
+		}
 		for t := 0; t < k; t++ {
 			seg := b[(i0+t)*r*sz : (i0+t+1)*r*sz]
-			if dt == "BF16" {
-				nonfinite += rowk(seg, p, t, r)
-				continue
-			}
 			for c0 := 0; c0 < r; c0 += PanelBlock {
 				w := min(PanelBlock, r-c0)
 				at := PanelAt(t, c0)

@@ -20,7 +20,7 @@ func init() {
 	}
 	if archsimd.X86.AVX2() {
 		_ = ColumnKernels.Try("avx2", bf16ColumnsAVX2, CheckColumnKernel)
-		_ = RowKernels.Try("avx2", bf16RowAVX2, CheckRowKernel)
+		_ = RowKernels.Try("avx2", bf16RowsAVX2, CheckRowKernel)
 	}
 	if archsimd.X86.AVX512() {
 		_ = GramKernels.Try("avx512", syrkPanelAVX512, CheckGramKernel)
@@ -130,8 +130,19 @@ func bf16ColumnsAVX2(src []byte, pitch int, p []float32, rows, k int) (nonfinite
 //go:noescape
 func rowAVX2(src *byte, dst *float32, nblk int) (nonfinite int)
 
-// bf16RowAVX2 is a RowKernel: whole blocks of 16 in assembly, the rest by
-// the portable loop.
+// bf16RowsAVX2 is a RowKernel: each row's whole blocks of 16 in
+// assembly, the rest by the portable loop.
+func bf16RowsAVX2(src []byte, pitch int, p []float32, k, n int) (nonfinite int) {
+	if k > 0 && len(src) < (k-1)*pitch+2*n {
+		panic("spectral: bf16RowsAVX2: bad rows")
+	}
+	for t := 0; t < k; t++ {
+		nonfinite += bf16RowAVX2(src[t*pitch:], p, t, n)
+	}
+	return nonfinite
+}
+
+// bf16RowAVX2 widens one row into panel row t.
 func bf16RowAVX2(src []byte, p []float32, t, n int) (nonfinite int) {
 	nb := n / PanelBlock
 	if t < 0 || t >= PanelRows || len(src) < 2*n || (nb > 0 && len(p) < PanelAt(t, nb*PanelBlock-1)+1) {

@@ -6,7 +6,7 @@
 // slices is in wasm/browser/worker (simd.go).
 //
 // The module imports one memory, "env" "mem" (the Go instance's, which
-// public/worker.js exposes as clefcheckMem), and exports nine functions
+// public/worker.js exposes as clefcheckMem), and exports eleven functions
 // (Funcs), every parameter an i32 and every pointer a byte address into
 // that memory:
 //
@@ -32,6 +32,14 @@
 //	                                (scalar: no SIMD, but V8 compiles it to far
 //	                                faster code than Go's wasm backend makes of
 //	                                crypto/sha256)
+//	rows(src, pitch, p, k, nb, out) k rows of nb·16 bf16 (pitch bytes apart) widened
+//	                                into panel rows 0 … k−1 of the packed panel p
+//	                                (spectral's layout); the non-finite count as an
+//	                                i32x4 at out
+//	cols(src, pitch, p, rows, k, out)
+//	                                the rows × k bf16 block at src (rows a multiple
+//	                                of 4, k of 8) transposed into the panel: value
+//	                                (u, t) to element (t, u); the count at out
 //
 // Float32 sums are kept over blocks of 64 vectors and added in float64;
 // the glue checks every kernel against its portable Go loop before

@@ -12,6 +12,8 @@ const (
 	Dots       = "dots"
 	Gram       = "gram"
 	SHA256     = "sha256"
+	Rows       = "rows"
+	Cols       = "cols"
 )
 
 // Func is one exported function: its name and how many i32 parameters it
@@ -34,6 +36,8 @@ var Funcs = []Func{
 	{Dots, 6, dotsBody},
 	{Gram, 4, gramBody},
 	{SHA256, 3, sha256Body},
+	{Rows, 6, rowsBody},
+	{Cols, 6, colsBody},
 }
 
 // Section ids (the WebAssembly core spec, 5.5), in the order they must

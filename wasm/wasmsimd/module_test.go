@@ -270,7 +270,7 @@ func TestModule(t *testing.T) {
 	want := []struct {
 		name   string
 		params int
-	}{{"apply4", 5}, {"scan", 3}, {"apply4cols", 7}, {"colsq", 4}, {"rowsq", 4}, {"decode", 4}, {"dots", 6}, {"gram", 4}, {"sha256", 3}}
+	}{{"apply4", 5}, {"scan", 3}, {"apply4cols", 7}, {"colsq", 4}, {"rowsq", 4}, {"decode", 4}, {"dots", 6}, {"gram", 4}, {"sha256", 3}, {"rows", 6}, {"cols", 6}}
 	if len(p.exports) != len(want) || p.bodies != len(want) {
 		t.Fatalf("exports %v (%d bodies), want %d functions", p.exports, p.bodies, len(want))
 	}

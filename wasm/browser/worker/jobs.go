@@ -9,9 +9,9 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
-	"time"
 	"sync"
 	"syscall/js"
+	"time"
 
 	"github.com/kvit-s/clefcheck/wasm/audit"
 	"github.com/kvit-s/clefcheck/wasm/browser"

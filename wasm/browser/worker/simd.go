@@ -19,7 +19,8 @@ import (
 )
 
 // The WebAssembly SIMD kernels (assembled by package wasmsimd) as Go
-// functions: the exact audit's Gram panels (spectral.GramKernels), the
+// functions: the exact audit's Gram panels (spectral.GramKernels) and the
+// bf16 decodes into them (spectral.RowKernels, ColumnKernels), the
 // probes (spectral.Kernels), the quick audit's bf16 scan
 // (dtype.ScanKernels), bf16 decoding (dtype.DecodeKernels) and the demo
 // model's products (blas32.Use, simdblas.go). Go's wasm backend emits no
@@ -43,6 +44,8 @@ func InstallSIMD() error {
 	}
 	spectral.ProbeKernels.Install(wasmSIMD, k.probes)
 	spectral.GramKernels.Install(wasmSIMD, k.gram)
+	spectral.RowKernels.Install(wasmSIMD, k.rows)
+	spectral.ColumnKernels.Install(wasmSIMD, k.cols)
 	runner.SHA256.Install(wasmSIMD, k.sha256)
 	dtype.ScanKernels.Install(wasmSIMD, k.scan)
 	dtype.DecodeKernels.Install(wasmSIMD, k.decode)
@@ -58,6 +61,8 @@ type simd struct {
 	scan   dtype.ScanKernel
 	decode dtype.BF16Kernel
 	gram   spectral.GramKernel
+	rows   spectral.RowKernel
+	cols   spectral.ColumnKernel
 	sha256 func() hash.Hash
 	blas   simdBlas
 }
@@ -88,7 +93,7 @@ func simdKernels() (*simd, error) {
 	ex := wa.Get("Instance").New(wa.Get("Module").New(u8), imports).Get("exports")
 	applyFn, scanFn, colsFn := ex.Get(wasmsimd.Apply4), ex.Get(wasmsimd.Scan), ex.Get(wasmsimd.Apply4Cols)
 	colSqFn, rowSqFn, decodeFn, dotsFn := ex.Get(wasmsimd.ColSq), ex.Get(wasmsimd.RowSq), ex.Get(wasmsimd.Decode), ex.Get(wasmsimd.Dots)
-	gramFn := ex.Get(wasmsimd.Gram)
+	gramFn, rowsFn, colsPanelFn := ex.Get(wasmsimd.Gram), ex.Get(wasmsimd.Rows), ex.Get(wasmsimd.Cols)
 	k := &simd{sha256: newWASMSHA256(ex.Get(wasmsimd.SHA256))}
 	k.gram = func(p []float32, kk, stride int, g []float64) {
 		if kk <= 0 || stride <= 0 {
@@ -174,6 +179,54 @@ func simdKernels() (*simd, error) {
 		runtime.KeepAlive(out)
 		return count4(out[16:]), math.Float64frombits(binary.LittleEndian.Uint64(out)) + math.Float64frombits(binary.LittleEndian.Uint64(out[8:]))
 	}
+	// The bf16 decodes into the packed panels: one call per panel, the
+	// shapes the module does not take (a row's last partial block, the
+	// last rows or columns of a block) by the portable loops.
+	portableRows, portableCols := spectral.RowKernels.Portable(), spectral.ColumnKernels.Portable()
+	k.rows = func(src []byte, pitch int, p []float32, kk, n int) int {
+		nb := n / spectral.PanelBlock
+		if kk <= 0 || nb == 0 || kk > spectral.PanelRows || pitch < 2*n {
+			return portableRows(src, pitch, p, kk, n)
+		}
+		stride := (n + 15) &^ 15
+		_, _ = src[(kk-1)*pitch+2*n-1], p[spectral.PanelRows*stride-1]
+		out := make([]byte, 16)
+		rowsFn.Invoke(addrBytes(src), pitch, addr(p), kk, nb, addrBytes(out))
+		runtime.KeepAlive(src)
+		runtime.KeepAlive(p)
+		runtime.KeepAlive(out)
+		nf := count4(out)
+		if c0 := nb * spectral.PanelBlock; c0 < n { // the partial block: one block of the panel
+			for t := 0; t < kk; t++ {
+				nf += tailRow(src[t*pitch+2*c0:t*pitch+2*n], p, t, c0)
+			}
+		}
+		return nf
+	}
+	k.cols = func(src []byte, pitch int, p []float32, rows, kk int) int {
+		r4, k8 := rows&^3, kk&^7
+		if r4 == 0 || k8 == 0 || kk > spectral.PanelRows || pitch < 2*kk {
+			return portableCols(src, pitch, p, rows, kk)
+		}
+		stride := (rows + 15) &^ 15
+		_, _ = src[(rows-1)*pitch+2*kk-1], p[spectral.PanelRows*stride-1]
+		out := make([]byte, 16)
+		colsPanelFn.Invoke(addrBytes(src), pitch, addr(p), r4, k8, addrBytes(out))
+		runtime.KeepAlive(src)
+		runtime.KeepAlive(p)
+		runtime.KeepAlive(out)
+		nf := count4(out)
+		for u := 0; u < rows; u++ { // the columns past k8, and the rows past r4
+			from := k8
+			if u >= r4 {
+				from = 0
+			}
+			for t := from; t < kk; t++ {
+				nf += widen(src[u*pitch+2*t:], &p[spectral.PanelAt(t, u)])
+			}
+		}
+		return nf
+	}
 	k.decode = func(src []byte, dst []float32) int {
 		n := len(src) / 16
 		if n == 0 {
@@ -188,6 +241,24 @@ func simdKernels() (*simd, error) {
 		return count4(out)
 	}
 	return k, nil
+}
+
+// widen sets *dst to the bf16 value at src[0:2] and says whether it is
+// non-finite (1) or not (0).
+func widen(src []byte, dst *float32) int {
+	u := uint32(src[0]) | uint32(src[1])<<8
+	*dst = math.Float32frombits(u << 16)
+	return int(((u & 0x7f80) + 0x80) >> 15)
+}
+
+// tailRow widens the values of src (fewer than 16: a row's last, partial
+// block) into panel row t from column c0 on.
+func tailRow(src []byte, p []float32, t, c0 int) int {
+	nf := 0
+	for j := 0; 2*j+1 < len(src); j++ {
+		nf += widen(src[2*j:], &p[spectral.PanelAt(t, c0+j)])
+	}
+	return nf
 }
 
 // count4 sums four little-endian int32s.

@@ -43,12 +43,17 @@ func TestSIMD(t *testing.T) {
 	}
 	defer spectral.ProbeKernels.Reset()
 	defer spectral.GramKernels.Reset()
+	defer spectral.RowKernels.Reset()
+	defer spectral.ColumnKernels.Reset()
 	defer runner.SHA256.Reset()
 	defer dtype.ScanKernels.Reset()
 	defer dtype.DecodeKernels.Reset()
 	defer blas32.Use(gonum.Implementation{})
 	if spectral.ProbeKernels.Name() != "wasm-simd" || spectral.GramKernels.Name() != "wasm-simd" || runner.SHA256.Name() != "wasm-simd" {
 		t.Fatalf("probe kernel %q, Gram kernel %q, SHA-256 %q", spectral.ProbeKernels.Name(), spectral.GramKernels.Name(), runner.SHA256.Name())
+	}
+	if spectral.RowKernels.Name() != "wasm-simd" || spectral.ColumnKernels.Name() != "wasm-simd" {
+		t.Fatalf("row decode %q, column decode %q", spectral.RowKernels.Name(), spectral.ColumnKernels.Name())
 	}
 	for what, spoil := range map[string]func(k *simd){
 		"apply4": func(k *simd) {
@@ -85,6 +90,34 @@ func TestSIMD(t *testing.T) {
 		"gram-last": func(k *simd) { // the last tile of the upper triangle
 			f := k.gram
 			k.gram = func(p []float32, kk, stride int, g []float64) { f(p, kk, stride, g); g[len(g)-1] *= 1.0001 }
+		},
+		"rows": func(k *simd) { // the second row's first value
+			f := k.rows
+			k.rows = func(src []byte, pitch int, p []float32, kk, n int) int {
+				nf := f(src, pitch, p, kk, n)
+				if kk > 1 {
+					p[spectral.PanelAt(1, 0)]++
+				}
+				return nf
+			}
+		},
+		"rows-count": func(k *simd) {
+			f := k.rows
+			k.rows = func(src []byte, pitch int, p []float32, kk, n int) int { return f(src, pitch, p, kk, n) + 1 }
+		},
+		"cols": func(k *simd) { // value (u = 5, t = 9): the second group of rows, the second eight columns
+			f := k.cols
+			k.cols = func(src []byte, pitch int, p []float32, rows, kk int) int {
+				nf := f(src, pitch, p, rows, kk)
+				if rows > 5 && kk > 9 {
+					p[spectral.PanelAt(9, 5)] = 0.5
+				}
+				return nf
+			}
+		},
+		"cols-count": func(k *simd) {
+			f := k.cols
+			k.cols = func(src []byte, pitch int, p []float32, rows, kk int) int { return f(src, pitch, p, rows, kk) - 1 }
 		},
 		"dots": func(k *simd) {
 			f := k.blas.dots

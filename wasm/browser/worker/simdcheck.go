@@ -122,6 +122,12 @@ func (k *simd) check() error {
 			}
 		}
 	}
+	if err := spectral.CheckRowKernel(k.rows, spectral.RowKernels.Portable()); err != nil {
+		return fmt.Errorf("the SIMD row decode: %w", err)
+	}
+	if err := spectral.CheckColumnKernel(k.cols, spectral.ColumnKernels.Portable()); err != nil {
+		return fmt.Errorf("the SIMD column decode: %w", err)
+	}
 	if err := runner.CheckSHA256(k.sha256, runner.SHA256.Portable()); err != nil {
 		return fmt.Errorf("the WebAssembly SHA-256: %w", err)
 	}
