@@ -4,6 +4,7 @@ package browser
 
 import (
 	"errors"
+	"sync"
 	"syscall/js"
 	"time"
 
@@ -67,16 +68,67 @@ func (o *OPFS) ReadAt(name string, p []byte, off int64) (int, error) {
 	return js.CopyBytesToGo(p, v), nil
 }
 
-// Write creates (or replaces) entry name with the parts, one after the other.
+// Write creates (or replaces) entry name with the parts, one after the
+// other. The bytes go through staging buffers kept for the next write: a
+// fresh ArrayBuffer of a cached range's 32 MB costs several times the copy
+// into it (V8 maps and zeroes its memory each time).
 func (o *OPFS) Write(name string, parts ...[]byte) error {
 	arr := js.Global().Get("Array").New()
+	var held []js.Value
 	for _, p := range parts {
-		u8 := js.Global().Get("Uint8Array").New(len(p))
+		ab := staging.get(len(p))
+		held = append(held, ab)
+		u8 := js.Global().Get("Uint8Array").New(ab, 0, len(p))
 		js.CopyBytesToJS(u8, p)
 		arr.Call("push", u8)
 	}
 	_, err := Await(o.dir.Call("write", name, arr))
+	if err == nil {
+		// Only a write that finished gives its buffers back: one that timed
+		// out may still be writing from them.
+		for _, ab := range held {
+			staging.put(ab)
+		}
+	}
 	return err
+}
+
+// staging is the OPFS writes' buffers: ArrayBuffers in steps of 4 MiB, a
+// few of them kept.
+var staging stagingBuffers
+
+type stagingBuffers struct {
+	mu   sync.Mutex
+	free []js.Value
+}
+
+const (
+	stagingStep = 4 << 20
+	stagingKept = 4
+)
+
+// get is an ArrayBuffer of at least n bytes.
+func (s *stagingBuffers) get(n int) js.Value {
+	s.mu.Lock()
+	for i, ab := range s.free {
+		if c := ab.Get("byteLength").Int(); c >= n && c < n+2*stagingStep {
+			s.free = append(s.free[:i], s.free[i+1:]...)
+			s.mu.Unlock()
+			return ab
+		}
+	}
+	s.mu.Unlock()
+	return js.Global().Get("ArrayBuffer").New((n + stagingStep - 1) / stagingStep * stagingStep)
+}
+
+// put keeps ab for a later write (the oldest dropped beyond stagingKept).
+func (s *stagingBuffers) put(ab js.Value) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.free = append(s.free, ab)
+	if len(s.free) > stagingKept {
+		s.free = s.free[1:]
+	}
 }
 
 // Remove deletes entry name.

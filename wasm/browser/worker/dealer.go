@@ -113,6 +113,16 @@ const (
 // with four, 16.2 s (1.20×), and the quick audit 1.09×.
 const defaultDepth = 4
 
+// windowDepth is the depth for n workers whose spans, read from a URL,
+// pass the digest (or the cache) in file order: all but one of the spans in
+// flight may come early and must fit in the digest's window
+// (digestWindow), or the digest drops them and every span after them, and
+// reads them all again at the end (with depth 4 the twin's randomized
+// audit at a commit read 1.0 GB of its 1.4 GB again).
+func windowDepth(n int) int {
+	return min(defaultDepth, max(1, (digestWindow/segmentBytes+1)/max(1, n)))
+}
+
 // spanOf is the file and byte span covering a segment's pairs ("" when
 // they are not all in one file).
 func spanOf(seg []audit.Job) (file string, begin, end int64) {
@@ -319,6 +329,9 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 		from = fileOrder(segs)
 	}
 	depth := defaultDepth
+	if p.Src != nil && p.observed() {
+		depth = windowDepth(n)
+	}
 	if p.Depth > 0 {
 		depth = p.Depth
 	}
