@@ -19,14 +19,7 @@ var SHA256 = kernels.NewSlot[func() hash.Hash]("sha256", sha256.New)
 // blocks), written whole and in uneven pieces, on a 1 MiB input, and after
 // a Reset: the digests must be equal.
 func CheckSHA256(candidate, portable func() hash.Hash) error {
-	data := make([]byte, 1<<20)
-	x := uint32(2463534242)
-	for i := range data {
-		x ^= x << 13
-		x ^= x >> 17
-		x ^= x << 5
-		data[i] = byte(x)
-	}
+	data := CheckSHA256Data()
 	sum := func(h hash.Hash, b []byte, piece int) []byte {
 		h.Reset()
 		for len(b) > 0 {
@@ -61,4 +54,18 @@ func CheckSHA256(candidate, portable func() hash.Hash) error {
 		return fmt.Errorf("size %d, block size %d", c.Size(), c.BlockSize())
 	}
 	return nil
+}
+
+// CheckSHA256Data is the 1 MiB input of CheckSHA256 (an xorshift
+// sequence), for a check of its own to use the same bytes.
+func CheckSHA256Data() []byte {
+	data := make([]byte, 1<<20)
+	x := uint32(2463534242)
+	for i := range data {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		data[i] = byte(x)
+	}
+	return data
 }

@@ -404,14 +404,7 @@ func installDigestWorker() error {
 // after a Sum. (One at a time, each Sum a round trip to the worker, the
 // check took longer than a page takes to start its first audit.)
 func (d *digestWorker) check(f func() hash.Hash) error {
-	data := make([]byte, 1<<20)
-	x := uint32(2463534242)
-	for i := range data {
-		x ^= x << 13
-		x ^= x >> 17
-		x ^= x << 5
-		data[i] = byte(x)
-	}
+	data := runner.CheckSHA256Data()
 	type ask struct {
 		what string
 		h    *remoteSHA256

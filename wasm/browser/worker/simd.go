@@ -190,12 +190,7 @@ func simdKernels() (*simd, error) {
 		}
 		stride := (n + 15) &^ 15
 		_, _ = src[(kk-1)*pitch+2*n-1], p[spectral.PanelRows*stride-1]
-		out := make([]byte, 16)
-		rowsFn.Invoke(addrBytes(src), pitch, addr(p), kk, nb, addrBytes(out))
-		runtime.KeepAlive(src)
-		runtime.KeepAlive(p)
-		runtime.KeepAlive(out)
-		nf := count4(out)
+		nf := panelCall(rowsFn, src, pitch, p, kk, nb)
 		if c0 := nb * spectral.PanelBlock; c0 < n { // the partial block: one block of the panel
 			for t := 0; t < kk; t++ {
 				nf += tailRow(src[t*pitch+2*c0:t*pitch+2*n], p, t, c0)
@@ -210,12 +205,7 @@ func simdKernels() (*simd, error) {
 		}
 		stride := (rows + 15) &^ 15
 		_, _ = src[(rows-1)*pitch+2*kk-1], p[spectral.PanelRows*stride-1]
-		out := make([]byte, 16)
-		colsPanelFn.Invoke(addrBytes(src), pitch, addr(p), r4, k8, addrBytes(out))
-		runtime.KeepAlive(src)
-		runtime.KeepAlive(p)
-		runtime.KeepAlive(out)
-		nf := count4(out)
+		nf := panelCall(colsPanelFn, src, pitch, p, r4, k8)
 		for u := 0; u < rows; u++ { // the columns past k8, and the rows past r4
 			from := k8
 			if u >= r4 {
@@ -241,6 +231,17 @@ func simdKernels() (*simd, error) {
 		return count4(out)
 	}
 	return k, nil
+}
+
+// panelCall calls a panel decode of the module (rows or cols: src,
+// pitch, p, two counts, out) and returns the non-finite count it wrote.
+func panelCall(fn js.Value, src []byte, pitch int, p []float32, a, b int) int {
+	out := make([]byte, 16)
+	fn.Invoke(addrBytes(src), pitch, addr(p), a, b, addrBytes(out))
+	runtime.KeepAlive(src)
+	runtime.KeepAlive(p)
+	runtime.KeepAlive(out)
+	return count4(out)
 }
 
 // widen sets *dst to the bf16 value at src[0:2] and says whether it is
