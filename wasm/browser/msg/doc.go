@@ -33,13 +33,14 @@
 //	                                base URL (token optional) or of the Files
 //	                                (an array of File, with their paths in
 //	                                names); spec is a worker.AuditSpec as JSON
-//	{op: "pairs", modules, buf, file, offset}
+//	{op: "pairs", modules, buf, len, file, offset}
 //	                                Pairs: check these modules ([string],
 //	                                neighbours in the file) in order; buf,
 //	                                when present, is an ArrayBuffer
-//	                                (transferred) holding bytes [offset,
-//	                                offset+buf.byteLength) of file, read ahead
-//	                                by the dealer
+//	                                (transferred) whose first len bytes (all,
+//	                                without len) are bytes [offset,
+//	                                offset+len) of file, read ahead by the
+//	                                dealer
 //
 // Pool worker → dealer:
 //
@@ -49,6 +50,8 @@
 //	                                Figures: one pair's audit.Figures, as JSON;
 //	                                retries counts the worker's range reads
 //	                                retried so far
+//	{op: "spent", buf}              Spent: a span's buf, copied, handed back
+//	                                (transferred) for the dealer to fill again
 //
 // Any engine.wasm worker → whoever started it:
 //

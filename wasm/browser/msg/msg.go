@@ -124,13 +124,22 @@ func OpenOf(v js.Value) Open {
 }
 
 // Pairs deals a segment of pairs to a pool worker. Buf, when truthy, is
-// an ArrayBuffer of bytes [Offset, Offset+byteLength) of File: post it in
-// the transfer list.
+// an ArrayBuffer whose first Len bytes (all of it when Len is 0) are bytes
+// [Offset, Offset+Len) of File: post it in the transfer list.
 type Pairs struct {
 	Modules []string
 	Buf     js.Value
+	Len     int64
 	File    string
 	Offset  int64
+}
+
+// SpanLen is how many bytes of Buf are the span.
+func (m Pairs) SpanLen() int64 {
+	if m.Len > 0 {
+		return m.Len
+	}
+	return int64(m.Buf.Get("byteLength").Int())
 }
 
 func (m Pairs) Value() js.Value {
@@ -144,6 +153,9 @@ func (m Pairs) Value() js.Value {
 		o.Set("buf", m.Buf)
 		o.Set("file", m.File)
 		o.Set("offset", float64(m.Offset))
+		if m.Len > 0 {
+			o.Set("len", float64(m.Len))
+		}
 	}
 	return o
 }
@@ -158,8 +170,20 @@ func PairsOf(v js.Value) Pairs {
 	if off := v.Get("offset"); off.Type() == js.TypeNumber {
 		m.Offset = int64(off.Float())
 	}
+	if n := v.Get("len"); n.Type() == js.TypeNumber {
+		m.Len = int64(n.Float())
+	}
 	return m
 }
+
+// Spent hands a span's ArrayBuffer back to the dealer once the pool
+// worker has copied it (post Buf in the transfer list): the dealer fills
+// it again for another span.
+type Spent struct{ Buf js.Value }
+
+func (m Spent) Value() js.Value { return object(OpSpent, "buf", m.Buf) }
+
+func SpentOf(v js.Value) Spent { return Spent{Buf: v.Get("buf")} }
 
 // Opened says a pool worker opened the adapter.
 type Opened struct{ Kernel string }

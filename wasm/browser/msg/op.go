@@ -18,6 +18,7 @@ const (
 	// pool worker → dealer
 	OpOpened  Op = "opened"
 	OpFigures Op = "figures"
+	OpSpent   Op = "spent"
 	// any engine.wasm worker → whoever started it
 	OpReady Op = "ready"
 	OpError Op = "error"

@@ -46,7 +46,8 @@ type AuditPool struct {
 	memMu   sync.Mutex
 	mem     []int64 // each pool worker's WebAssembly memory, its largest report
 	bufMu   sync.Mutex
-	bufs    [][]byte // span buffers free for reuse
+	bufs    [][]byte   // span buffers free for reuse
+	spent   []js.Value // ArrayBuffers the pool workers handed back
 }
 
 // buffer is a span buffer of n bytes, reused when one is free.
@@ -264,9 +265,40 @@ func (p *AuditPool) viaGo(read func([]byte) error, n int64) func() (js.Value, er
 		if err := read(buf); err != nil {
 			return js.Undefined(), err
 		}
-		ab := js.Global().Get("ArrayBuffer").New(len(buf))
-		js.CopyBytesToJS(js.Global().Get("Uint8Array").New(ab), buf)
+		ab := p.spanBuffer(len(buf))
+		js.CopyBytesToJS(js.Global().Get("Uint8Array").New(ab, 0, len(buf)), buf)
 		return ab, nil
+	}
+}
+
+// spanBuffer is an ArrayBuffer of at least n bytes to send a span in: one a
+// pool worker handed back (msg.Spent), or a new one in steps of 16 MiB. A
+// fresh ArrayBuffer of 32 MB costs the engine worker several times the
+// copy into it (V8 maps and zeroes its memory each time).
+func (p *AuditPool) spanBuffer(n int) js.Value {
+	p.bufMu.Lock()
+	for i, ab := range p.spent {
+		if c := ab.Get("byteLength").Int(); c >= n && c < n+16<<20 {
+			p.spent = append(p.spent[:i], p.spent[i+1:]...)
+			p.bufMu.Unlock()
+			return ab
+		}
+	}
+	p.bufMu.Unlock()
+	return js.Global().Get("ArrayBuffer").New((n + 16<<20 - 1) &^ (16<<20 - 1))
+}
+
+// keepSpent keeps a span buffer a pool worker handed back (a few: about
+// as many as there are spans in flight).
+func (p *AuditPool) keepSpent(ab js.Value) {
+	if !ab.Truthy() || ab.Get("byteLength").Type() != js.TypeNumber {
+		return
+	}
+	p.bufMu.Lock()
+	defer p.bufMu.Unlock()
+	p.spent = append(p.spent, ab)
+	if len(p.spent) > 8 {
+		p.spent = p.spent[1:]
 	}
 }
 
@@ -375,7 +407,7 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 		go func() {
 			if buf, err := read(); err == nil && buf.Truthy() {
 				// file is the path the worker opened it by (Reader.Name)
-				m.Buf, m.File, m.Offset = buf, file, begin
+				m.Buf, m.Len, m.File, m.Offset = buf, end-begin, file, begin
 				workers[w].Call("postMessage", m.Value(), []any{buf})
 				return
 			}
@@ -402,6 +434,8 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 					simdErr = e
 				}
 				workers[m.w].Call("postMessage", open)
+			case msg.OpSpent:
+				p.keepSpent(msg.SpentOf(m.v).Buf)
 			case msg.OpOpened:
 				started++
 				if p.OnStart != nil {

@@ -107,14 +107,17 @@ func (w *poolWorker) pairs(m msg.Pairs) {
 		if w.spanFile != "" {
 			w.pre.Preload(w.spanFile, 0, nil)
 		}
-		n := m.Buf.Get("byteLength").Int()
+		n := int(m.SpanLen())
 		if cap(w.spanBuf) < n {
 			w.spanBuf = make([]byte, n)
 		}
 		data := w.spanBuf[:n]
-		js.CopyBytesToGo(data, js.Global().Get("Uint8Array").New(m.Buf))
+		js.CopyBytesToGo(data, js.Global().Get("Uint8Array").New(m.Buf, 0, n))
 		w.spanFile = m.File
 		w.pre.Preload(w.spanFile, m.Offset, data)
+		// The buffer, copied, goes back to the dealer to be filled again
+		// (a fresh one costs it more than the copy).
+		js.Global().Call("postMessage", msg.Spent{Buf: m.Buf}.Value(), []any{m.Buf})
 	}
 	for _, mod := range m.Modules {
 		f, err := w.sess.Check(mod)
