@@ -169,7 +169,11 @@ func digests(ctx context.Context, d *digestFS, prov *report.Provenance) []report
 	files, sum, err := d.Finish(ctx)
 	if err != nil {
 		prov.Digests = report.DigestSummary{Why: "could not finish: " + clip(err.Error(), 300)}
-		return []report.Finding{report.ErrorOf(fmt.Errorf("the files' SHA-256 could not be computed: %w", err), "digests")}
+		f := report.ErrorOf(fmt.Errorf("the files' SHA-256 could not be computed: %w", err), "digests")
+		if f.Code == report.CheckInvalid { // no hint of its own (a hash that failed, not a read)
+			f.Message += " — run it again, or skip the files' SHA-256 (the Audit page's box, --no-digest) to check the rest without them"
+		}
+		return []report.Finding{f}
 	}
 	prov.Files, prov.Digests = files, sum
 	h, _ := d.FS.(*hub.FS)
