@@ -32,9 +32,15 @@ func init() {
 //go:noescape
 func tileAVX2(a, b *float32, k int, gp *float64, gstride int)
 
-// syrkPanelAVX2 sums 4 × 16 tiles of Pᵀ·P in eight 8-lane float32
-// accumulators: per row of P, two loads, four broadcasts and eight
-// multiply-adds, from the packed panel.
+// tile6AVX2 is one 6 × 16 tile (gram_amd64.s).
+//
+//go:noescape
+func tile6AVX2(a, b *float32, k int, gp *float64, gstride int)
+
+// syrkPanelAVX2 sums Pᵀ·P block by block: the 16 rows of block ib against
+// the 16 columns of block jb ≥ ib as tiles of 6, 6 and 4 rows (tile6AVX2,
+// tileAVX2), twelve or eight 8-lane float32 accumulators, the two blocks
+// (4 KiB each) staying in L1 for the three tiles.
 func syrkPanelAVX2(p []float32, k, stride int, g []float64) {
 	if k <= 0 {
 		return
@@ -43,51 +49,62 @@ func syrkPanelAVX2(p []float32, k, stride int, g []float64) {
 		panic("spectral: syrkPanelAVX2: bad panel")
 	}
 	nb := stride / PanelBlock
-	for i0 := 0; i0 < stride; i0 += 4 {
-		ib := i0 / PanelBlock
-		a := &p[PanelAt(0, i0)]
+	for ib := 0; ib < nb; ib++ {
+		i0 := ib * PanelBlock
+		a := PanelAt(0, i0)
 		for jb := ib; jb < nb; jb++ {
-			tileAVX2(a, &p[jb*PanelRows*PanelBlock], k, &g[i0*stride+jb*PanelBlock], stride)
+			b, j0 := &p[jb*PanelRows*PanelBlock], jb*PanelBlock
+			tile6AVX2(&p[a], b, k, &g[i0*stride+j0], stride)
+			tile6AVX2(&p[a+6], b, k, &g[(i0+6)*stride+j0], stride)
+			tileAVX2(&p[a+12], b, k, &g[(i0+12)*stride+j0], stride)
 		}
 	}
 }
 
 // syrkPanelAVX512 sums 8 × 16 tiles of Pᵀ·P in eight 16-lane float32
 // accumulators: per row of P, one load, eight broadcasts and eight
-// multiply-adds. Loads are bounds-checked slices: a wrong index panics,
-// it never reads outside the panel.
+// multiply-adds; block by block as syrkPanelAVX2 (the two 8-row tiles of
+// block ib against block jb ≥ ib), so that both blocks stay in L1. Loads
+// are bounds-checked slices: a wrong index panics, it never reads outside
+// the panel.
 func syrkPanelAVX512(p []float32, k, stride int, g []float64) {
 	if k <= 0 {
 		return
 	}
 	nb := stride / PanelBlock
-	for i0 := 0; i0 < stride; i0 += 8 {
-		pa0 := PanelAt(0, i0)
-		for jb := i0 / PanelBlock; jb < nb; jb++ {
-			var c0, c1, c2, c3, c4, c5, c6, c7 archsimd.Float32x16
-			pb := jb * PanelRows * PanelBlock
-			pa := pa0
-			for t := 0; t < k; t++ {
-				b := archsimd.LoadFloat32x16Slice(p[pb : pb+16])
-				a := p[pa : pa+8 : pa+8]
-				c0 = b.MulAdd(archsimd.BroadcastFloat32x16(a[0]), c0)
-				c1 = b.MulAdd(archsimd.BroadcastFloat32x16(a[1]), c1)
-				c2 = b.MulAdd(archsimd.BroadcastFloat32x16(a[2]), c2)
-				c3 = b.MulAdd(archsimd.BroadcastFloat32x16(a[3]), c3)
-				c4 = b.MulAdd(archsimd.BroadcastFloat32x16(a[4]), c4)
-				c5 = b.MulAdd(archsimd.BroadcastFloat32x16(a[5]), c5)
-				c6 = b.MulAdd(archsimd.BroadcastFloat32x16(a[6]), c6)
-				c7 = b.MulAdd(archsimd.BroadcastFloat32x16(a[7]), c7)
-				pb += 16
-				pa += 16
-			}
-			j0 := jb * PanelBlock
-			for u, c := range [8]archsimd.Float32x16{c0, c1, c2, c3, c4, c5, c6, c7} {
-				row := g[(i0+u)*stride+j0 : (i0+u)*stride+j0+16]
-				archsimd.LoadFloat64x8Slice(row[:8]).Add(c.GetLo().ConvertToFloat64()).StoreSlice(row[:8])
-				archsimd.LoadFloat64x8Slice(row[8:]).Add(c.GetHi().ConvertToFloat64()).StoreSlice(row[8:])
+	for ib := 0; ib < nb; ib++ {
+		for jb := ib; jb < nb; jb++ {
+			for i0 := ib * PanelBlock; i0 < (ib+1)*PanelBlock; i0 += 8 {
+				tileAVX512(p, k, stride, i0, jb, g)
 			}
 		}
+	}
+}
+
+// tileAVX512 adds the 8 × 16 tile of rows i0..i0+7 and block jb.
+func tileAVX512(p []float32, k, stride, i0, jb int, g []float64) {
+	var c0, c1, c2, c3, c4, c5, c6, c7 archsimd.Float32x16
+	pb := jb * PanelRows * PanelBlock
+	pa := PanelAt(0, i0)
+	for t := 0; t < k; t++ {
+		b := archsimd.LoadFloat32x16Slice(p[pb : pb+16])
+		a := p[pa : pa+8 : pa+8]
+		c0 = b.MulAdd(archsimd.BroadcastFloat32x16(a[0]), c0)
+		c1 = b.MulAdd(archsimd.BroadcastFloat32x16(a[1]), c1)
+		c2 = b.MulAdd(archsimd.BroadcastFloat32x16(a[2]), c2)
+		c3 = b.MulAdd(archsimd.BroadcastFloat32x16(a[3]), c3)
+		c4 = b.MulAdd(archsimd.BroadcastFloat32x16(a[4]), c4)
+		c5 = b.MulAdd(archsimd.BroadcastFloat32x16(a[5]), c5)
+		c6 = b.MulAdd(archsimd.BroadcastFloat32x16(a[6]), c6)
+		c7 = b.MulAdd(archsimd.BroadcastFloat32x16(a[7]), c7)
+		pb += 16
+		pa += 16
+	}
+	j0 := jb * PanelBlock
+	for u, c := range [8]archsimd.Float32x16{c0, c1, c2, c3, c4, c5, c6, c7} {
+		row := g[(i0+u)*stride+j0 : (i0+u)*stride+j0+16]
+		archsimd.LoadFloat64x8Slice(row[:8]).Add(c.GetLo().ConvertToFloat64()).StoreSlice(row[:8])
+		archsimd.LoadFloat64x8Slice(row[8:]).Add(c.GetHi().ConvertToFloat64()).StoreSlice(row[8:])
 	}
 }
 
