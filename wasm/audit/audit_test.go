@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kvit-s/clefcheck/wasm/claims"
@@ -643,17 +644,17 @@ func TestScanKernelHook(t *testing.T) {
 	defer dtype.ScanKernels.Use(prev)
 	dtype.ScanKernels.Reset()
 	want := run(t, dir, Options{Mode: report.ModeQuick})
-	calls := 0
+	var calls atomic.Int64 // the workers call it at once
 	dtype.ScanKernels.Install("counted", func(b []byte) (int, float64) {
 		if len(b)%16 != 0 {
 			t.Errorf("the kernel got %d bytes, not whole vectors", len(b))
 		}
-		calls++
+		calls.Add(1)
 		return dtype.ScanBF16(b)
 	})
 	got := run(t, dir, Options{Mode: report.ModeQuick})
-	if calls == 0 || got.Summary.Kernel != "scan counted" || got.Verdict != want.Verdict {
-		t.Fatalf("%d calls, kernel %q, verdict %s (want %s)", calls, got.Summary.Kernel, got.Verdict, want.Verdict)
+	if calls.Load() == 0 || got.Summary.Kernel != "scan counted" || got.Verdict != want.Verdict {
+		t.Fatalf("%d calls, kernel %q, verdict %s (want %s)", calls.Load(), got.Summary.Kernel, got.Verdict, want.Verdict)
 	}
 	for i, m := range got.Matrices {
 		if w := want.Matrices[i]; math.Abs(m.NormA-w.NormA) > 1e-12*w.NormA || m.Nonfinite != w.Nonfinite {

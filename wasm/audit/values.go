@@ -110,22 +110,32 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 	sb := streamer{rd: rb, t: tb, buf: &st.bufB, add: meter.Add}
 	// Small pairs are read whole (one read per factor), large ones streamed.
 	whole := ta.Bytes()+tb.Bytes() <= WholeReadBytes
+	// In file order, the factor whose bytes come first is read first:
+	// the digest hashes the reads as they pass (see Options.InFileOrder).
+	bFirst := a.opt.InFileOrder && ra == rb && tb.Offset < ta.Offset
 	if whole {
-		var err error
-		if st.bufA, err = sa.read(0, ta.Bytes()); err != nil {
+		var errA, errB error
+		inOrder(bFirst, func() error {
+			st.bufA, errA = sa.read(0, ta.Bytes())
+			return errA
+		}, func() error {
+			st.bufB, errB = sb.read(0, tb.Bytes())
+			return errB
+		})
+		if errA != nil {
 			m.Skipped = "unreadable"
-			return findings.Of(err, ta.Name)
+			return findings.Of(errA, ta.Name)
 		}
-		if st.bufB, err = sb.read(0, tb.Bytes()); err != nil {
+		if errB != nil {
 			m.Skipped = "unreadable"
-			return findings.Of(err, tb.Name)
+			return findings.Of(errB, tb.Name)
 		}
 	}
 	r := m.Rank
 	var nfA, nfB int
 	var ssA, ssB float64
 	if a.opt.Mode == report.ModeRandomized && probesPay() && 4*(int64(r)*int64(m.In)+int64(m.Out)*int64(r)) <= MaxProbeDecode {
-		done, fs, err := a.probePair(st, m, sa, sb, whole)
+		done, fs, err := a.probePair(st, m, sa, sb, whole, bFirst)
 		if err != nil {
 			m.Skipped = "unreadable"
 			return findings.Of(err, m.Module)
@@ -145,9 +155,13 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 		nfA, ssA = dtype.Scan(ta.DType, st.bufA, &st.row)
 		nfB, ssB = dtype.Scan(tb.DType, st.bufB, &st.row)
 	case a.opt.Mode == report.ModeQuick || limit != nil:
-		if nfA, ssA, err = sa.scan(&st.row); err == nil {
+		err = inOrder(bFirst, func() (err error) {
+			nfA, ssA, err = sa.scan(&st.row)
+			return err
+		}, func() (err error) {
 			nfB, ssB, err = sb.scan(&st.row)
-		}
+			return err
+		})
 	default:
 		if st.ga == nil || st.ga.N != r {
 			st.ga, st.gb = spectral.NewGram(r), spectral.NewGram(r)
@@ -158,8 +172,14 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 		if whole {
 			nfA, ssA = st.ga.FeedColumns(ta.DType, st.bufA, r, m.In, &st.row, a.opt.Yield)
 			nfB, ssB = st.gb.FeedRows(tb.DType, st.bufB, m.Out, r, a.opt.Yield)
-		} else if nfA, ssA, err = sa.feedColumns(st.ga, r, m.In, &st.row, a.opt.Yield); err == nil {
-			nfB, ssB, err = sb.feedRows(st.gb, m.Out, r, a.opt.Yield)
+		} else {
+			err = inOrder(bFirst, func() (err error) {
+				nfA, ssA, err = sa.feedColumns(st.ga, r, m.In, &st.row, a.opt.Yield)
+				return err
+			}, func() (err error) {
+				nfB, ssB, err = sb.feedRows(st.gb, m.Out, r, a.opt.Yield)
+				return err
+			})
 		}
 	}
 	if !whole && cap(st.bufA) > StreamChunk {
@@ -248,7 +268,7 @@ func (a *auditor) setSpectrum(c *report.Collector, m *Matrix, sigma []float64, f
 // probePair runs the randomized check; it returns done when the probes
 // established the form (the pair's figures are then set), or when values
 // were not finite.
-func (a *auditor) probePair(st *pairState, m *Matrix, sa, sb streamer, whole bool) (bool, []report.Finding, error) {
+func (a *auditor) probePair(st *pairState, m *Matrix, sa, sb streamer, whole, bFirst bool) (bool, []report.Finding, error) {
 	var c report.Collector
 	r := m.Rank
 	if cap(st.fa) < r*m.In {
@@ -262,14 +282,14 @@ func (a *auditor) probePair(st *pairState, m *Matrix, sa, sb streamer, whole boo
 	if whole {
 		nfA, _ = dtype.Decode32(sa.t.DType, st.bufA, fa)
 		nfB, _ = dtype.Decode32(sb.t.DType, st.bufB, fb)
-	} else {
-		var err error
-		if nfA, err = sa.decode(fa); err != nil {
-			return false, nil, err
-		}
-		if nfB, err = sb.decode(fb); err != nil {
-			return false, nil, err
-		}
+	} else if err := inOrder(bFirst, func() (err error) {
+		nfA, err = sa.decode(fa)
+		return err
+	}, func() (err error) {
+		nfB, err = sb.decode(fb)
+		return err
+	}); err != nil {
+		return false, nil, err
 	}
 	if nfA+nfB > 0 {
 		return false, nil, nil // the exact path reports them
@@ -286,6 +306,18 @@ func (a *auditor) probePair(st *pairState, m *Matrix, sa, sb streamer, whole boo
 	m.Method = "probes"
 	a.setSpectrum(&c, m, p.Sigma, max(p.BoundA, p.BoundB, p.Diag), &p.SigmaBound)
 	return true, c.Findings, nil
+}
+
+// inOrder runs a then b, or b then a when bFirst, stopping at the first
+// error.
+func inOrder(bFirst bool, a, b func() error) error {
+	if bFirst {
+		a, b = b, a
+	}
+	if err := a(); err != nil {
+		return err
+	}
+	return b()
 }
 
 func (a *auditor) aggregateRank() {

@@ -29,12 +29,20 @@ import (
 // the spans the audit's dealer fetches for the pool workers, in file
 // order — holding up to window bytes that came early until those before
 // them have passed: Finish then reads again only what nobody read here.
+// A range that does not fit is dropped and read again as soon as its turn
+// comes (tracker.fill), so that one slow range costs its own bytes, not
+// every range after it.
 type digestFS struct {
 	fs.FS
 	mu     sync.Mutex
 	files  map[string]*tracker
 	window int64
 	early  map[string][]byte // the first bytes of files being opened
+	// waits: the check's workers read the file in order between them
+	// (natively from a URL, audit.Options.InFileOrder), so that one whose
+	// range came early and does not fit waits for those before it rather
+	// than have it dropped (see tracker.saw).
+	waits bool
 }
 
 func newDigestFS(fsys fs.FS, window int64) *digestFS {
@@ -61,16 +69,16 @@ func (d *digestFS) observe(name string, off int64, b []byte) {
 	}
 	d.mu.Unlock()
 	if t != nil {
-		t.saw(b, off)
+		t.saw(b, off, false)
 	}
 }
 
 // urlDigestWindow is the digest window of a native audit from a URL: the
 // ranges the check's workers read a little ahead of each other (in file
 // order, one pair each) wait here for those before them. A range that
-// does not fit is read again by Finish, which costs time, never a wrong
-// digest.
-const urlDigestWindow = 64 << 20
+// does not fit is read again in its turn, which costs time, never a wrong
+// digest. (A variable for the tests.)
+var urlDigestWindow int64 = 64 << 20
 
 // maxEarly bounds the first bytes kept for a file about to be opened.
 const maxEarly = 1 << 20
@@ -87,7 +95,35 @@ type tracker struct {
 	held      int64
 	finishing atomic.Bool   // Finish reads: what passes now is its own
 	ahead     chan struct{} // closed when the read-ahead hasher is done (nil: none)
+
+	// Gaps read for the digest alone (with a window; see fill, readGap).
+	fsys     fs.FS
+	name     string
+	waits    bool         // the check's own reads wait for room (see saw)
+	room     *sync.Cond   // on mu: next moved, or a read in flight ended
+	inflight []span       // the check's reads under way (with waits)
+	dropped  []span       // early ranges that did not fit, by offset
+	late     int64        // a range did not fit: the gap before the held ones, to here, is late
+	filling  bool         // fill is at work
+	fillErr  bool         // a gap's read failed: Finish reads (and reports) the rest
+	bufs     [][]byte     // fillChunk buffers for the gaps' reads
+	gapOnce  sync.Once    // opens gapFile
+	gapFile  *source.File // the gaps' reads' own handle
+	gapErr   error
+	reread   atomic.Int64 // bytes the gaps' reads read
 }
+
+// span is bytes [off, end) of a file.
+type span struct{ off, end int64 }
+
+func newTracker(h hash.Hash, size, window int64, fsys fs.FS, name string, waits bool) *tracker {
+	t := &tracker{h: h, size: size, window: window, fsys: fsys, name: name, waits: waits && window > 0}
+	t.room = sync.NewCond(&t.mu)
+	return t
+}
+
+// fillChunk is the most a fill reads at a time (one Range request).
+const fillChunk = 4 << 20
 
 // Read-ahead hashing. A local file (an *os.File, or a file of an FS whose
 // LocalFiles says so: the browser's Files) of at least aheadMin bytes,
@@ -150,8 +186,19 @@ type chunk struct {
 	b   []byte
 }
 
-// saw takes bytes [off, off+len(b)) read by the check (or its source).
-func (t *tracker) saw(b []byte, off int64) {
+// saw takes bytes [off, off+len(b)) read by the check (own: through one
+// of its files, the read in flight until it returns) or by its source.
+//
+// An early range that does not fit the window is dropped and read again in
+// its turn (see fill) — except, with waits, the check's own: its reader
+// waits for the ranges before it. The workers are then held back by the
+// slowest of them, as the digest already paces them, instead of racing
+// ahead to have their ranges dropped and read again one by one. A gap
+// nobody has read for gapWait while no read under way has it — bytes no
+// worker reads, or a worker that failed — the waiting reader reads itself.
+// (A shorter wait would read again what a worker busy computing is about
+// to read: its next chunk is nobody's read until it asks for it.)
+func (t *tracker) saw(b []byte, off int64, own bool) {
 	end := off + int64(len(b))
 	if len(b) == 0 || end <= t.next.Load() || t.finishing.Load() || (off > t.next.Load() && t.window == 0) {
 		return // out of order: Finish reads it again
@@ -164,40 +211,241 @@ func (t *tracker) saw(b []byte, off int64) {
 		t.mu.Lock()
 	}
 	defer t.mu.Unlock()
-	next := t.next.Load()
-	switch {
-	case t.finishing.Load() || end <= next:
-	case off <= next:
-		t0 := time.Now()
-		t.h.Write(b[next-off:])
-		t.next.Store(end)
-		t.drain()
-		t.ns.Add(int64(time.Since(t0)))
-	default:
-		t.hold(b, off)
+	var stuck struct { // since when next has not moved with nobody reading it
+		at    int64
+		since time.Time
+		timer *time.Timer
+	}
+	defer func() {
+		if stuck.timer != nil {
+			stuck.timer.Stop()
+		}
+	}()
+	for {
+		next := t.next.Load()
+		switch {
+		case t.finishing.Load() || end <= next:
+		case off <= next:
+			t0 := time.Now()
+			t.h.Write(b[next-off:])
+			t.next.Store(end)
+			t.drain()
+			t.ns.Add(int64(time.Since(t0)))
+		case t.hold(b, off):
+		case !own || !t.waits || t.fillErr:
+			t.drop(off, end)
+		case t.inFlight(next):
+			stuck.since = time.Time{}
+			t.room.Wait()
+			continue
+		case stuck.since.IsZero() || stuck.at != next:
+			stuck.at, stuck.since = next, time.Now()
+			if stuck.timer == nil {
+				stuck.timer = time.AfterFunc(gapWait, t.wake)
+			} else {
+				stuck.timer.Reset(gapWait)
+			}
+			t.room.Wait()
+			continue
+		case time.Since(stuck.since) < gapWait:
+			t.room.Wait()
+			continue
+		default:
+			t.readGap(next, t.gapEnd(next))
+			stuck.since = time.Time{}
+			continue
+		}
+		break
+	}
+	if t.window > 0 && !t.waits && !t.filling && !t.fillErr && !t.finishing.Load() {
+		t.fill()
 	}
 }
 
-// hold keeps a copy of an early range if the window has room (t.mu held).
-func (t *tracker) hold(b []byte, off int64) {
+// gapWait is how long a reader waiting for room lets the gap at next be
+// nobody's read before reading it itself (see saw). A variable for the
+// tests.
+var gapWait = time.Second
+
+// wake wakes the readers waiting for room (a gap's wait is over).
+func (t *tracker) wake() {
+	t.mu.Lock()
+	t.room.Broadcast()
+	t.mu.Unlock()
+}
+
+// begin and end bracket a read of the check's (with waits).
+func (t *tracker) begin(off, end int64) {
+	t.mu.Lock()
+	t.inflight = append(t.inflight, span{off, end})
+	t.mu.Unlock()
+}
+
+func (t *tracker) end(off, end int64) {
+	t.mu.Lock()
+	t.done(span{off, end})
+	t.mu.Unlock()
+}
+
+// done ends a read in flight (t.mu held).
+func (t *tracker) done(r span) {
+	for i, s := range t.inflight {
+		if s == r {
+			t.inflight = append(t.inflight[:i], t.inflight[i+1:]...)
+			break
+		}
+	}
+	t.room.Broadcast()
+}
+
+// inFlight tells whether a read under way has byte x (t.mu held).
+func (t *tracker) inFlight(x int64) bool {
+	for _, s := range t.inflight {
+		if s.off <= x && x < s.end {
+			return true
+		}
+	}
+	return false
+}
+
+// gapEnd is where a gap read from next stops: at fillChunk bytes, the end
+// of the file, the first held range or the first read under way after it
+// (t.mu held).
+func (t *tracker) gapEnd(next int64) int64 {
+	to := min(next+fillChunk, t.size)
+	if len(t.pending) > 0 && t.pending[0].off > next {
+		to = min(to, t.pending[0].off)
+	}
+	for _, s := range t.inflight {
+		if s.off > next {
+			to = min(to, s.off)
+		}
+	}
+	return to
+}
+
+// hold keeps a copy of an early range if the window has room, and says
+// whether it is held (t.mu held).
+func (t *tracker) hold(b []byte, off int64) bool {
 	end := off + int64(len(b))
 	i := 0
 	for ; i < len(t.pending) && t.pending[i].off <= off; i++ {
 		if c := t.pending[i]; c.off+int64(len(c.b)) >= end {
-			return // held already
+			return true // held already
 		}
 	}
 	if t.held+int64(len(b)) > t.window {
-		return // Finish reads it again
+		return false
 	}
 	t.pending = append(t.pending, chunk{})
 	copy(t.pending[i+1:], t.pending[i:])
 	t.pending[i] = chunk{off, append([]byte(nil), b...)}
 	t.held += int64(len(b))
+	return true
 }
 
-// drain hashes the held ranges that are now next (t.mu held).
+// drop remembers an early range that did not fit, to be read again when
+// its turn comes (t.mu held). The gap before the held ranges is late too:
+// the window is full waiting for it.
+func (t *tracker) drop(off, end int64) {
+	if len(t.pending) > 0 {
+		t.late = max(t.late, t.pending[0].off)
+	}
+	i := sort.Search(len(t.dropped), func(i int) bool { return t.dropped[i].off > off })
+	if i > 0 && t.dropped[i-1].end >= end {
+		return // dropped already
+	}
+	t.dropped = append(t.dropped, span{})
+	copy(t.dropped[i+1:], t.dropped[i:])
+	t.dropped[i] = span{off, end}
+}
+
+// due is the next gap to read for the digest alone (t.mu held): the part
+// of a dropped range that is now next, or the late gap — the one before
+// the held ranges when a range did not fit: the window is full of ranges
+// waiting for it, and whoever reads it is late or nobody will. Not while
+// a read of the check's under way has it.
+func (t *tracker) due() (from, to int64, ok bool) {
+	next := t.next.Load()
+	for len(t.dropped) > 0 && t.dropped[0].end <= next {
+		t.dropped = t.dropped[1:]
+	}
+	switch {
+	case t.inFlight(next):
+		return 0, 0, false
+	case len(t.dropped) > 0 && t.dropped[0].off <= next:
+		to = t.dropped[0].end
+	case t.late > next:
+		to = t.late
+	default:
+		t.late = 0
+		return 0, 0, false
+	}
+	to = min(to, t.gapEnd(next))
+	return next, to, to > next
+}
+
+// fill reads and hashes the gaps that are due (see due), in the caller —
+// a worker of the check or the source's reader, which thus waits for the
+// gap as it would for a read of its own (t.mu held on entry and on
+// return).
+func (t *tracker) fill() {
+	t.filling = true
+	defer func() { t.filling = false }()
+	for !t.fillErr && !t.finishing.Load() {
+		from, to, ok := t.due()
+		if !ok || !t.readGap(from, to) {
+			return
+		}
+	}
+}
+
+// readGap reads bytes [from, to) for the digest alone and hashes what of
+// them is then next, with t.mu released while it reads — the others go
+// on, and the read itself, observed, may pass through saw — and the range
+// in flight meanwhile. It says whether the read succeeded; if not, the
+// gaps are left to Finish, which reads them again and says what failed
+// (t.mu held on entry and on return).
+func (t *tracker) readGap(from, to int64) bool {
+	r := span{from, to}
+	t.inflight = append(t.inflight, r)
+	var buf []byte
+	if n := len(t.bufs); n > 0 {
+		buf, t.bufs = t.bufs[n-1], t.bufs[:n-1]
+	} else {
+		buf = make([]byte, fillChunk)
+	}
+	t.mu.Unlock()
+	t.gapOnce.Do(func() { t.gapFile, t.gapErr = source.Open(t.fsys, t.name) })
+	err := t.gapErr
+	if err == nil {
+		_, err = t.gapFile.ReadAt(buf[:to-from], from)
+		if err == io.EOF && to == t.size {
+			err = nil
+		}
+	}
+	t.mu.Lock()
+	defer func() { t.bufs = append(t.bufs, buf) }()
+	t.done(r)
+	if err != nil {
+		t.fillErr = true
+		return false
+	}
+	t.reread.Add(to - from)
+	if next := t.next.Load(); next >= from && next < to && !t.finishing.Load() {
+		t0 := time.Now()
+		t.h.Write(buf[next-from : to-from])
+		t.next.Store(to)
+		t.drain()
+		t.ns.Add(int64(time.Since(t0)))
+	}
+	return true
+}
+
+// drain hashes the held ranges that are now next, and wakes the readers
+// waiting for room (t.mu held).
 func (t *tracker) drain() {
+	defer t.room.Broadcast()
 	for len(t.pending) > 0 && t.pending[0].off <= t.next.Load() {
 		c := t.pending[0]
 		t.pending, t.held = t.pending[1:], t.held-int64(len(c.b))
@@ -228,7 +476,7 @@ func (d *digestFS) Open(name string) (fs.File, error) {
 	d.mu.Lock()
 	t := d.files[name]
 	if t == nil {
-		t = &tracker{h: SHA256.Get()(), size: size, window: d.window}
+		t = newTracker(SHA256.Get()(), size, d.window, d.FS, name, d.waits)
 		d.files[name] = t
 	}
 	head := d.early[name]
@@ -247,7 +495,7 @@ func (d *digestFS) Open(name string) (fs.File, error) {
 		}
 	}
 	d.mu.Unlock()
-	t.saw(head, 0)
+	t.saw(head, 0, false)
 	if own != nil {
 		go t.readAhead(own)
 	}
@@ -266,8 +514,12 @@ type trackedFile struct {
 }
 
 func (f *trackedFile) ReadAt(p []byte, off int64) (int, error) {
+	if f.t.waits {
+		f.t.begin(off, off+int64(len(p)))
+		defer f.t.end(off, off+int64(len(p)))
+	}
 	n, err := f.ra.ReadAt(p, off)
-	f.t.saw(p[:n], off)
+	f.t.saw(p[:n], off, true)
 	return n, err
 }
 
@@ -298,8 +550,13 @@ func (d *digestFS) Finish(ctx context.Context) ([]report.FileInfo, report.Digest
 		}
 		t.finishing.Store(true)
 		t.mu.Lock()
+		t.room.Broadcast()
+		t.gapOnce.Do(func() {}) // a gap's open is over; none after this
+		if t.gapFile != nil {
+			t.gapFile.Close()
+		}
 		reread, err := t.finish(ctx, d.FS, n, buf)
-		sum.Reread += reread
+		sum.Reread += reread + t.reread.Load()
 		if err != nil {
 			t.mu.Unlock()
 			return nil, sum, err

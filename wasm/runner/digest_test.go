@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/kvit-s/clefcheck/wasm/jobs"
 	"github.com/kvit-s/clefcheck/wasm/report"
@@ -43,9 +44,12 @@ func (m *memRanger) ReadRange(_ context.Context, _ string, off int64, p []byte) 
 
 // TestDigestWindow: with a window, the ranges the source reads for others
 // (the browser's dealer, nearly in file order) are hashed as they pass,
-// those that come early held until their turn; Finish reads again only
-// what did not pass or did not fit. Without one, what came out of order
-// is read again, as natively.
+// those that come early held until their turn. A range that does not fit
+// is read again when its turn comes, and so is the gap the full window
+// waits for — nothing after them is: a late or missing range costs its own
+// bytes, not every range after it (before, Finish read all of those
+// again). Without a window, what came out of order is read again by
+// Finish, as natively.
 func TestDigestWindow(t *testing.T) {
 	const mb = 1 << 20
 	data := make([]byte, 20*mb+123)
@@ -67,15 +71,24 @@ func TestDigestWindow(t *testing.T) {
 		}
 		return out
 	}
+	// In order but for span 3, six places late (a slow worker).
+	slow := []int{0, 1, 2, 4, 5, 6, 7, 8, 9, 3}
+	for i := 10; i < 20; i++ {
+		slow = append(slow, i)
+	}
 	size := int64(len(data))
 	for _, tc := range []struct {
 		window, reread int64
 		order          []int
 	}{
 		{4 * mb, 0, order(-1)},
-		// Span 8, then 9 to 11 and 13 held (4 MB), 12 and the rest
-		// dropped: span 8, span 12, and spans 14 to 19.
-		{4 * mb, mb + mb + size - (64<<10 + 14*mb), order(8)},
+		// 9 to 11 and 13 held (4 MB); 12 does not fit: span 8, the gap
+		// the window waits for, is read, then 12 in its turn; the rest
+		// passes.
+		{4 * mb, 2 * mb, order(8)},
+		// 4 and 5 held, 6 does not fit: 3 is read, then 6; 3 itself,
+		// when it comes, is no longer needed.
+		{2 * mb, 2 * mb, slow},
 		// Natively: all but what the audit read in order.
 		{0, size - 1000, order(-1)},
 	} {
@@ -92,13 +105,14 @@ func TestDigestWindow(t *testing.T) {
 			t.Fatal(err)
 		}
 		buf := make([]byte, mb)
+		before, asked := m.read.Load(), int64(0)
 		for _, k := range tc.order {
 			off := 64<<10 + int64(k)*mb
 			if err := rfs.ReadRange(context.Background(), "model.bin", off, buf[:min(int64(mb), int64(len(data))-off)]); err != nil {
 				t.Fatal(err)
 			}
+			asked += min(int64(mb), int64(len(data))-off)
 		}
-		before := m.read.Load()
 		files, s, err := d.Finish(context.Background())
 		if err != nil || len(files) != 1 {
 			t.Fatal(files, err)
@@ -106,8 +120,95 @@ func TestDigestWindow(t *testing.T) {
 		if files[0].SHA256 != want {
 			t.Errorf("window %d: digest %s, want %s", tc.window, files[0].SHA256, want)
 		}
-		if read := m.read.Load() - before; s.Reread != tc.reread || read < tc.reread || read > tc.reread+64<<10 {
+		if read := m.read.Load() - before - asked; s.Reread != tc.reread || read < tc.reread || read > tc.reread+64<<10 {
 			t.Errorf("window %d: reread %d (read %d), want %d", tc.window, s.Reread, read, tc.reread)
+		}
+	}
+}
+
+// TestDigestWindowWorkers: many workers taking the file's ranges in order
+// from one counter, each pausing at random (a many-core machine's, some
+// slower than others), with a window smaller than what they hold between
+// them. Through the check's own files (natively from a URL) an early
+// range waits for room, and a gap nobody reads (a hole in what the workers
+// take) is read for the digest once it has been nobody's for gapWait: the
+// digest is the file's, and nothing but the hole is read again — before,
+// a range that did not fit made Finish read again everything after it. Through the source alone (the browser's
+// dealer, whose reads cannot wait), ranges are dropped and read in their
+// turn: the digest is still the file's. Run with -race.
+func TestDigestWindowWorkers(t *testing.T) {
+	const kb = 1 << 10
+	const piece, hole = 32 * kb, 100 // piece 100 is nobody's
+	data := make([]byte, 16<<20+5)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	sum := sha256.Sum256(data)
+	size := int64(len(data))
+	defer func(w time.Duration) { gapWait = w }(gapWait)
+	gapWait = 200 * time.Millisecond // far above the workers' pauses
+	for _, own := range []bool{true, false} {
+		m := &memRanger{data: data}
+		rfs := source.NewRangeFS(m)
+		d := newDigestFS(rfs, 256*kb)
+		d.waits = own
+		var next atomic.Int64
+		var asked atomic.Int64
+		errs := make(chan error, 8)
+		for w := 0; w < 8; w++ {
+			go func(seed uint64) {
+				errs <- func() error {
+					f, err := d.Open("model.bin")
+					if err != nil {
+						return err
+					}
+					defer f.Close()
+					r := rand.New(rand.NewPCG(seed, 5))
+					buf := make([]byte, piece)
+					for {
+						off := next.Add(piece) - piece
+						if off >= size {
+							return nil
+						}
+						if off == hole*piece {
+							continue
+						}
+						if r.IntN(8) == 0 {
+							time.Sleep(time.Duration(r.IntN(3)) * time.Millisecond)
+						}
+						n := min(piece, size-off)
+						asked.Add(n)
+						if own {
+							_, err = f.(io.ReaderAt).ReadAt(buf[:n], off)
+						} else {
+							err = rfs.ReadRange(context.Background(), "model.bin", off, buf[:n])
+						}
+						if err != nil && err != io.EOF {
+							return err
+						}
+					}
+				}()
+			}(uint64(w))
+		}
+		for w := 0; w < 8; w++ {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		files, s, err := d.Finish(context.Background())
+		if err != nil || len(files) != 1 {
+			t.Fatal(files, err)
+		}
+		if files[0].SHA256 != hex.EncodeToString(sum[:]) {
+			t.Errorf("own reads %v: digest %s, want %x", own, files[0].SHA256, sum)
+		}
+		t.Logf("own reads %v: %d bytes of %d read again; %d read in all", own, s.Reread, size, m.read.Load())
+		if own && s.Reread != piece {
+			t.Errorf("own reads: %d bytes read again, want the hole's %d", s.Reread, piece)
+		}
+		if read := m.read.Load() - asked.Load(); read < s.Reread || read > s.Reread+64*kb {
+			t.Errorf("own reads %v: %d bytes read besides the workers', %d said", own, read, s.Reread)
 		}
 	}
 }
@@ -131,9 +232,26 @@ func TestDigestFromURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := sha256.Sum256(model)
-	for _, mode := range []report.Mode{report.ModeExact, report.ModeRandomized} {
+	for _, tc := range []struct {
+		mode    report.Mode
+		workers int
+		window  int64 // the digest window; 0: urlDigestWindow
+	}{
+		{report.ModeExact, 3, 0},
+		{report.ModeRandomized, 3, 0},
+		// Many workers and a window too small for their ranges (a
+		// many-core machine): ranges are dropped and read again in
+		// their turn, concurrently with the workers; the digest is the
+		// file's and far less than the file is read again.
+		{report.ModeExact, 12, 64 << 10},
+	} {
+		mode := tc.mode
+		if tc.window > 0 {
+			defer func(w int64) { urlDigestWindow = w }(urlDigestWindow)
+			urlDigestWindow = tc.window
+		}
 		served.Store(0)
-		out, _, err := run(t, jobs.Spec{Kind: jobs.KindAudit, Adapter: &jobs.Input{URL: srv.URL + "/adapter/"}, Mode: mode, Claims: "demo", Workers: 3})
+		out, _, err := run(t, jobs.Spec{Kind: jobs.KindAudit, Adapter: &jobs.Input{URL: srv.URL + "/adapter/"}, Mode: mode, Claims: "demo", Workers: tc.workers})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,6 +268,13 @@ func TestDigestFromURL(t *testing.T) {
 		d := a.Provenance.Digests
 		if got != hex.EncodeToString(want[:]) || !d.Computed || d.Bytes < int64(len(model)) {
 			t.Errorf("%s: sha256 %q, want %x; digests %+v", mode, got, want, d)
+		}
+		if tc.window > 0 {
+			t.Logf("%d workers, window %d: %d bytes read again, %d served", tc.workers, tc.window, d.Reread, served.Load())
+			if d.Reread > int64(len(model))/2 {
+				t.Errorf("%s, %d workers: the digest read %d bytes again (of %d)", mode, tc.workers, d.Reread, len(model))
+			}
+			continue
 		}
 		if d.Reread != 0 {
 			t.Errorf("%s: the digest read %d bytes again (of %d)", mode, d.Reread, len(model))

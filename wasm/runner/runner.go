@@ -218,6 +218,7 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 	}
 	if !spec.NoDigest {
 		dig = newDigestFS(fsys, window)
+		dig.waits = inFileOrder
 		fsys = dig
 	}
 	if (spec.Base == nil) != (spec.Tuned == nil) {
