@@ -57,6 +57,7 @@ func (c *AuditCommand) Run(ctx context.Context, args []string) error {
 	noProgress := fs.Bool("no-progress", false, "no progress on stderr")
 	noDigest := fs.Bool("no-digest", false, "do not compute the files' SHA-256 (the provenance then says so; one core hashes at ~1.5 GB/s, which bounds the quick audit)")
 	cpuprofile := fs.String("cpuprofile", "", "write a Go CPU profile to `FILE` (for performance work)")
+	memprofile := fs.String("memprofile", "", "write a Go allocation profile to `FILE` at the end (for performance work)")
 	attest := fs.String("attest", "", "write to `FILE` an in-toto Statement v1 (SLSA verification summary predicate: the files and their SHA-256, the claims profile's digest, PASSED or FAILED), unsigned, ready to be signed by standard tools")
 	charts := fs.String("charts", "", "write the charts as SVG files to `DIR`: the adapter's modules × layers heatmaps (pair-grid-METRIC.svg) and each pair's spectrum (spectra/MODULE.svg), as the Audit page draws them")
 	color := colorFlag(fs)
@@ -108,6 +109,14 @@ func (c *AuditCommand) Run(ctx context.Context, args []string) error {
 		defer f.Close()
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
+	}
+	if *memprofile != "" {
+		defer func() {
+			if f, err := os.Create(*memprofile); err == nil {
+				pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
 	}
 	out, err := runJob(ctx, spec, host, c.stderr, *noProgress)
 	if err != nil {

@@ -17,6 +17,10 @@ type Request struct {
 	// Limit is the most body bytes read; a longer body is cut there and
 	// the response marked Truncated (the rest is never read).
 	Limit int64
+	// Into, when set, is where a body of known length that fits is read
+	// (natively): Response.Body is then Into[:n], with no buffer of its
+	// own and no copy. A Range read passes its destination.
+	Into []byte
 }
 
 // Response is a response with its body read.

@@ -70,6 +70,15 @@ func (n NetHTTP) Do(ctx context.Context, req *Request) (*Response, error) {
 	for k, v := range resp.Header {
 		out.Header[strings.ToLower(k)] = strings.Join(v, ", ")
 	}
+	if cl := resp.ContentLength; req.Into != nil && cl >= 0 && cl <= int64(len(req.Into)) && (req.Limit <= 0 || cl <= req.Limit) {
+		// Straight into the caller's buffer. A body cut short is an
+		// error (io.ErrUnexpectedEOF), as below.
+		if _, err := io.ReadFull(resp.Body, req.Into[:cl]); err != nil {
+			return nil, err
+		}
+		out.Body = req.Into[:cl]
+		return out, nil
+	}
 	r := io.Reader(resp.Body)
 	if req.Limit > 0 {
 		r = io.LimitReader(resp.Body, req.Limit+1)

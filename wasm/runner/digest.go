@@ -32,17 +32,20 @@ import (
 // A range that does not fit is dropped and read again as soon as its turn
 // comes (tracker.fill), so that one slow range costs its own bytes, not
 // every range after it.
+//
+// With waits (natively from a URL), the check's workers read the file in
+// file order between them (audit.Options.InFileOrder), and one whose range
+// comes early waits, its bytes in its own buffer, until those before it
+// have passed, then hashes them: no window, no copy, and nothing read
+// again (see tracker.saw).
 type digestFS struct {
 	fs.FS
 	mu     sync.Mutex
 	files  map[string]*tracker
 	window int64
 	early  map[string][]byte // the first bytes of files being opened
-	// waits: the check's workers read the file in order between them
-	// (natively from a URL, audit.Options.InFileOrder), so that one whose
-	// range came early and does not fit waits for those before it rather
-	// than have it dropped (see tracker.saw).
-	waits bool
+	waits  bool              // see above
+
 }
 
 func newDigestFS(fsys fs.FS, window int64) *digestFS {
@@ -72,13 +75,6 @@ func (d *digestFS) observe(name string, off int64, b []byte) {
 		t.saw(b, off, false)
 	}
 }
-
-// urlDigestWindow is the digest window of a native audit from a URL: the
-// ranges the check's workers read a little ahead of each other (in file
-// order, one pair each) wait here for those before them. A range that
-// does not fit is read again in its turn, which costs time, never a wrong
-// digest. (A variable for the tests.)
-var urlDigestWindow int64 = 64 << 20
 
 // maxEarly bounds the first bytes kept for a file about to be opened.
 const maxEarly = 1 << 20
@@ -117,7 +113,7 @@ type tracker struct {
 type span struct{ off, end int64 }
 
 func newTracker(h hash.Hash, size, window int64, fsys fs.FS, name string, waits bool) *tracker {
-	t := &tracker{h: h, size: size, window: window, fsys: fsys, name: name, waits: waits && window > 0}
+	t := &tracker{h: h, size: size, window: window, fsys: fsys, name: name, waits: waits}
 	t.room = sync.NewCond(&t.mu)
 	return t
 }
@@ -191,16 +187,16 @@ type chunk struct {
 //
 // An early range that does not fit the window is dropped and read again in
 // its turn (see fill) — except, with waits, the check's own: its reader
-// waits for the ranges before it. The workers are then held back by the
-// slowest of them, as the digest already paces them, instead of racing
-// ahead to have their ranges dropped and read again one by one. A gap
+// waits for the ranges before it (the others' reads, under way or about
+// to be), then hashes its own. Workers that read a pair each, in file
+// order, wait little: the one before has read at the same time. A gap
 // nobody has read for gapWait while no read under way has it — bytes no
 // worker reads, or a worker that failed — the waiting reader reads itself.
 // (A shorter wait would read again what a worker busy computing is about
 // to read: its next chunk is nobody's read until it asks for it.)
 func (t *tracker) saw(b []byte, off int64, own bool) {
 	end := off + int64(len(b))
-	if len(b) == 0 || end <= t.next.Load() || t.finishing.Load() || (off > t.next.Load() && t.window == 0) {
+	if len(b) == 0 || end <= t.next.Load() || t.finishing.Load() || (off > t.next.Load() && t.window == 0 && !t.waits) {
 		return // out of order: Finish reads it again
 	}
 	if t.ahead != nil {
@@ -232,6 +228,8 @@ func (t *tracker) saw(b []byte, off int64, own bool) {
 			t.drain()
 			t.ns.Add(int64(time.Since(t0)))
 		case t.hold(b, off):
+		case !own && t.waits:
+			// The read of the check's that brought it follows.
 		case !own || !t.waits || t.fillErr:
 			t.drop(off, end)
 		case t.inFlight(next):

@@ -211,10 +211,11 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 	window, inFileOrder := h.DigestWindow, false
 	if window == 0 && h.AuditRemote == nil && spec.Adapter.URL != "" {
 		// Natively from a URL (a Hub repository): the pairs in file order,
-		// their ranges hashed as they pass, so that the digest reads
+		// their ranges hashed as they pass, a worker whose range came
+		// early waiting for those before it, so that the digest reads
 		// nothing again (out of order, Finish would download the whole
-		// file a second time).
-		window, inFileOrder = urlDigestWindow, true
+		// file a second time) and holds no copy.
+		inFileOrder = true
 	}
 	if !spec.NoDigest {
 		dig = newDigestFS(fsys, window)

@@ -100,7 +100,7 @@ func (r *httpRanger) Probe(ctx context.Context, name string, n int) (int64, []by
 	}
 	var body []byte
 	var etag string
-	_, size, err := h.read(ctx, name, 0, int64(max(n, 1)), h.sender(int64(max(n, 1)), &body, &etag))
+	_, size, err := h.read(ctx, name, 0, int64(max(n, 1)), h.sender(int64(max(n, 1)), &body, &etag, nil))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -118,7 +118,11 @@ func (r *httpRanger) ReadRange(ctx context.Context, name string, off int64, p []
 	fetchInto := func(q []byte, off int64) (string, error) {
 		var body []byte
 		var etag string
-		err := h.readExactly(ctx, name, off, int64(len(q)), h.sender(int64(len(q)), &body, &etag), func() { copy(q, body) })
+		err := h.readExactly(ctx, name, off, int64(len(q)), h.sender(int64(len(q)), &body, &etag, q), func() {
+			if len(body) > 0 && &body[0] != &q[0] { // not read into q
+				copy(q, body)
+			}
+		})
 		return etag, err
 	}
 	if h.cache == nil {
@@ -162,12 +166,14 @@ func (h *HTTP) readExactly(ctx context.Context, name string, off, n int64, send 
 type Sender func(ctx context.Context, u string, header map[string]string) (resp *fetch.Response, n int64, err error)
 
 // sender makes requests through the Doer, keeping the last body in *body
-// and its ETag in *etag. A 200 (no range support) is read only as far as a
-// small whole file.
-func (h *HTTP) sender(n int64, body *[]byte, etag *string) Sender {
+// and its ETag in *etag; into, if not nil, is where the Doer may read the
+// body (fetch.Request.Into: the Range read's destination, whatever a
+// failed try left there overwritten by the next). A 200 (no range
+// support) is read only as far as a small whole file.
+func (h *HTTP) sender(n int64, body *[]byte, etag *string, into []byte) Sender {
 	limit := max(n, int64(max(h.FirstChunk, 1))) + 1
 	return func(ctx context.Context, u string, hdr map[string]string) (*fetch.Response, int64, error) {
-		resp, err := fetch.Or(h.Doer).Do(ctx, &fetch.Request{URL: u, Header: hdr, Limit: limit})
+		resp, err := fetch.Or(h.Doer).Do(ctx, &fetch.Request{URL: u, Header: hdr, Limit: limit, Into: into})
 		if err != nil {
 			return nil, 0, err
 		}
