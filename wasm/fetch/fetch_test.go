@@ -62,6 +62,48 @@ func TestNetHTTPLimit(t *testing.T) {
 	}
 }
 
+// TestNetHTTPInto: a body of known length that fits Into is read into it
+// (no buffer of its own); one that does not fit, or of unknown length, is
+// read as always; one cut short of its Content-Length is an error, as
+// without Into.
+func TestNetHTTPInto(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body := strings.Repeat("y", 1000)
+		switch r.URL.Path {
+		case "/chunked":
+			w.Write([]byte(body[:10]))
+			w.(http.Flusher).Flush() // no Content-Length
+			w.Write([]byte(body[10:]))
+		case "/short":
+			w.Header().Set("Content-Length", "1000")
+			w.Write([]byte(body[:600]))
+			panic(http.ErrAbortHandler) // the connection is cut
+		default:
+			w.Header().Set("Content-Length", "1000")
+			w.Write([]byte(body))
+		}
+	}))
+	defer hs.Close()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		path    string
+		into    int
+		aliased bool
+	}{{"/", 1000, true}, {"/", 4096, true}, {"/", 999, false}, {"/chunked", 4096, false}} {
+		into := make([]byte, tc.into)
+		resp, err := Default.Do(ctx, &Request{URL: hs.URL + tc.path, Into: into})
+		if err != nil || string(resp.Body) != strings.Repeat("y", 1000) {
+			t.Fatalf("%s into %d: %v, %d bytes", tc.path, tc.into, err, len(resp.Body))
+		}
+		if got := &resp.Body[0] == &into[0]; got != tc.aliased {
+			t.Errorf("%s into %d: read into Into %v, want %v", tc.path, tc.into, got, tc.aliased)
+		}
+	}
+	if _, err := Default.Do(ctx, &Request{URL: hs.URL + "/short", Into: make([]byte, 1000)}); err == nil {
+		t.Error("a body cut short of its Content-Length was taken")
+	}
+}
+
 // TestRedirectToken: the default client sends Authorization after a
 // redirect only to the origin the request was made to (net/http alone
 // keeps it for the same host on another port, and for subdomains).
