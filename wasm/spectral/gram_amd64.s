@@ -45,22 +45,23 @@ loop:
 	DECQ         CX
 	JNZ          loop
 
-	// Row u: Y(2u) holds columns 0–7, Y(2u+1) columns 8–15.
+	// Row u: Y(2u) holds columns 0–7, Y(2u+1) columns 8–15; Y12–Y15 are
+	// scratch (tile6AVX2 keeps sums in Y8–Y11).
 #define ADDROW(lo, ylo, hi, yhi) \
-	VCVTPS2PD    lo, Y8 \
-	VEXTRACTF128 $1, ylo, X9 \
-	VCVTPS2PD    X9, Y9 \
-	VADDPD       (DX), Y8, Y8 \
-	VADDPD       32(DX), Y9, Y9 \
-	VMOVUPD      Y8, (DX) \
-	VMOVUPD      Y9, 32(DX) \
-	VCVTPS2PD    hi, Y10 \
-	VEXTRACTF128 $1, yhi, X11 \
-	VCVTPS2PD    X11, Y11 \
-	VADDPD       64(DX), Y10, Y10 \
-	VADDPD       96(DX), Y11, Y11 \
-	VMOVUPD      Y10, 64(DX) \
-	VMOVUPD      Y11, 96(DX) \
+	VCVTPS2PD    lo, Y12 \
+	VEXTRACTF128 $1, ylo, X13 \
+	VCVTPS2PD    X13, Y13 \
+	VADDPD       (DX), Y12, Y12 \
+	VADDPD       32(DX), Y13, Y13 \
+	VMOVUPD      Y12, (DX) \
+	VMOVUPD      Y13, 32(DX) \
+	VCVTPS2PD    hi, Y14 \
+	VEXTRACTF128 $1, yhi, X15 \
+	VCVTPS2PD    X15, Y15 \
+	VADDPD       64(DX), Y14, Y14 \
+	VADDPD       96(DX), Y15, Y15 \
+	VMOVUPD      Y14, 64(DX) \
+	VMOVUPD      Y15, 96(DX) \
 	ADDQ         R8, DX
 
 	ADDROW(X0, Y0, X1, Y1)
@@ -137,30 +138,12 @@ odd6:
 	STEP6(0)
 
 sum6:
-	// As ADDROW, with Y12–Y15 for scratch: Y8–Y11 hold sums here.
-#define ADDROW6(lo, ylo, hi, yhi) \
-	VCVTPS2PD    lo, Y12 \
-	VEXTRACTF128 $1, ylo, X13 \
-	VCVTPS2PD    X13, Y13 \
-	VADDPD       (DX), Y12, Y12 \
-	VADDPD       32(DX), Y13, Y13 \
-	VMOVUPD      Y12, (DX) \
-	VMOVUPD      Y13, 32(DX) \
-	VCVTPS2PD    hi, Y14 \
-	VEXTRACTF128 $1, yhi, X15 \
-	VCVTPS2PD    X15, Y15 \
-	VADDPD       64(DX), Y14, Y14 \
-	VADDPD       96(DX), Y15, Y15 \
-	VMOVUPD      Y14, 64(DX) \
-	VMOVUPD      Y15, 96(DX) \
-	ADDQ         R8, DX
-
-	ADDROW6(X0, Y0, X1, Y1)
-	ADDROW6(X2, Y2, X3, Y3)
-	ADDROW6(X4, Y4, X5, Y5)
-	ADDROW6(X6, Y6, X7, Y7)
-	ADDROW6(X8, Y8, X9, Y9)
-	ADDROW6(X10, Y10, X11, Y11)
+	ADDROW(X0, Y0, X1, Y1)
+	ADDROW(X2, Y2, X3, Y3)
+	ADDROW(X4, Y4, X5, Y5)
+	ADDROW(X6, Y6, X7, Y7)
+	ADDROW(X8, Y8, X9, Y9)
+	ADDROW(X10, Y10, X11, Y11)
 	VZEROUPPER
 	RET
 
