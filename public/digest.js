@@ -15,7 +15,11 @@
 //   {id, sum: true}             answers {id, sum: Uint8Array(32)}: the digest
 //                               of what came so far (more may follow)
 //   {id, reset: true}           start hash id afresh
-//   {id, drop: true}            forget hash id
+//   {id, drop: true}            forget hash id (a file's hash stops)
+//   {id, file: Blob, chunk}     hash the whole file (a picked File) as hash
+//                               id, reading it here chunk bytes at a time:
+//                               answers {id, sum} — the engine worker
+//                               neither reads nor copies its bytes
 //
 // Any failure answers {id, error}, and that hash answers errors from then
 // on: the engine then reports that the files' SHA-256 could not be
@@ -76,6 +80,38 @@ function sum(h) {
   return out;
 }
 
+// hashFile hashes the whole of file as hash id, reading it in chunks, the
+// next chunks' reads under way while one is hashed (the browser reads a
+// Blob on another thread); dropped meanwhile, it stops.
+const AHEAD = 2; // chunks read ahead
+async function hashFile(id, file, chunk) {
+  const h = fresh();
+  hashes.set(id, h);
+  const reads = [];
+  let at = 0;
+  const more = () => {
+    while (reads.length < AHEAD && at < file.size) {
+      reads.push(file.slice(at, Math.min(file.size, at + chunk)).arrayBuffer());
+      at += chunk;
+    }
+  };
+  try {
+    more();
+    while (reads.length > 0) {
+      const b = new Uint8Array(await reads.shift());
+      if (hashes.get(id) !== h) return;
+      more();
+      write(h, b);
+    }
+    if (h.len !== file.size) throw new Error("read " + h.len + " of the file's " + file.size + " bytes");
+    self.postMessage({ id, sum: sum(h) });
+  } catch (err) {
+    self.postMessage({ id, error: String(err && err.message ? err.message : err) });
+  } finally {
+    if (hashes.get(id) === h) hashes.delete(id);
+  }
+}
+
 self.onmessage = (e) => {
   const m = e.data;
   try {
@@ -90,6 +126,10 @@ self.onmessage = (e) => {
     if (!compress) throw new Error("no module compiled");
     if (m.drop) {
       hashes.delete(m.id);
+      return;
+    }
+    if (m.file) {
+      hashFile(m.id, m.file, m.chunk > 0 ? m.chunk : 16 << 20);
       return;
     }
     let h = hashes.get(m.id);

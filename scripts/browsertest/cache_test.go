@@ -165,7 +165,9 @@ func pageReport(t testing.TB, p *tab) []byte {
 // TestBrowserDigests: the page's audit of the demo world from a URL names
 // each file with the SHA-256 the CLI computes for it, read again almost
 // nothing for them (the dealer's spans were hashed as they passed, in file
-// order), and says what they cost; with the box ticked, none are computed.
+// order), and says what they cost; so does its audit of the same files
+// picked, which the digest worker hashes reading them itself; with the box
+// ticked, none are computed.
 func TestBrowserDigests(t *testing.T) {
 	p := newTab(t, 4*time.Minute)
 	srv := newCountingServer(p.env.world)
@@ -235,6 +237,29 @@ func TestBrowserDigests(t *testing.T) {
 	// (public/digest.js), not from the engine worker's own thread.
 	if !strings.Contains(a.Summary.Kernel, "SHA-256: wasm, in a worker of its own") {
 		t.Errorf("the SHA-256 was not computed by the digest worker: %q", a.Summary.Kernel)
+	}
+	// The same files, picked: the digest worker reads them itself.
+	p.run(`document.querySelectorAll("#verdict").forEach(e => e.remove())`)
+	ad := filepath.Join(p.env.world, "adapter")
+	p.upload("#adapter-files", filepath.Join(ad, "adapter_config.json"), filepath.Join(ad, "adapter_model.safetensors"), filepath.Join(ad, "extraction-report.json"))
+	if _, err := p.waitText("#verdict", "PASS", 2*time.Minute); err != nil {
+		t.Fatalf("the picked files: %v", err)
+	}
+	if err := p.waitJS("the download button", `!!document.querySelector("#download-json")`, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var local audit
+	jsonOf(t, pageReport(t, p), &local)
+	if d := local.Provenance.Digests; !d.Computed || d.Reread != 0 || len(local.Provenance.Files) != len(want) {
+		t.Fatalf("picked files: digests %+v, files %+v; the CLI's %v", d, local.Provenance.Files, want)
+	}
+	for _, f := range local.Provenance.Files {
+		if f.SHA256 != want[f.Name] {
+			t.Errorf("picked %s: the page's SHA-256 %s, the CLI's %s", f.Name, f.SHA256, want[f.Name])
+		}
+	}
+	if !strings.Contains(local.Summary.Kernel, "in a worker of its own (digest.js), 3 picked files read there") {
+		t.Errorf("the picked files were not hashed by the digest worker reading them: %q", local.Summary.Kernel)
 	}
 	p.click("#no-digest")
 	a = run("the audit with no digests")

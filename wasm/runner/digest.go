@@ -45,7 +45,8 @@ type digestFS struct {
 	window int64
 	early  map[string][]byte // the first bytes of files being opened
 	waits  bool              // see above
-
+	// hashFile hashes a whole local file elsewhere (Host.HashFile).
+	hashFile func(fs.FS, string) (func(context.Context) ([]byte, error), bool)
 }
 
 func newDigestFS(fsys fs.FS, window int64) *digestFS {
@@ -89,8 +90,9 @@ type tracker struct {
 	window    int64        // bytes that may wait in pending
 	pending   []chunk      // early ranges, by offset, copied
 	held      int64
-	finishing atomic.Bool   // Finish reads: what passes now is its own
-	ahead     chan struct{} // closed when the read-ahead hasher is done (nil: none)
+	finishing atomic.Bool                           // Finish reads: what passes now is its own
+	ahead     chan struct{}                         // closed when the read-ahead hasher is done (nil: none)
+	whole     func(context.Context) ([]byte, error) // the file hashed elsewhere (Host.HashFile): its digest
 
 	// Gaps read for the digest alone (with a window; see fill, readGap).
 	fsys     fs.FS
@@ -193,7 +195,7 @@ type chunk struct {
 // to read: its next chunk is nobody's read until it asks for it.)
 func (t *tracker) saw(b []byte, off int64, own bool) {
 	end := off + int64(len(b))
-	if len(b) == 0 || end <= t.next.Load() || t.finishing.Load() || (off > t.next.Load() && t.window == 0 && !t.waits) {
+	if len(b) == 0 || t.whole != nil || end <= t.next.Load() || t.finishing.Load() || (off > t.next.Load() && t.window == 0 && !t.waits) {
 		return // out of order: Finish reads it again
 	}
 	if t.ahead != nil {
@@ -319,7 +321,14 @@ func (d *digestFS) Open(name string) (fs.File, error) {
 	_, osFile := f.(*os.File)
 	local := osFile || localFiles(d.FS)
 	var own readerAtCloser // the hasher's own handle: the check closes its own when done
-	if t.ahead == nil && local && d.window == 0 && size >= aheadMin {
+	if t.ahead == nil && t.whole == nil && local && d.window == 0 && d.hashFile != nil {
+		// Hashed whole elsewhere, of any size: nothing here for the check
+		// to wait for.
+		if w, ok := d.hashFile(d.FS, name); ok {
+			t.whole = w
+		}
+	}
+	if t.ahead == nil && t.whole == nil && local && d.window == 0 && size >= aheadMin {
 		if g, err := d.FS.Open(name); err == nil {
 			if ra, ok := g.(readerAtCloser); ok {
 				own = ra
@@ -377,6 +386,18 @@ func (d *digestFS) Finish(ctx context.Context) ([]report.FileInfo, report.Digest
 	buf := make([]byte, 16<<20) // over HTTP, one Range request each
 	for _, n := range names {
 		t := d.files[n]
+		if t.whole != nil {
+			s, err := t.whole(ctx)
+			if err == nil && len(s) != t.h.Size() {
+				err = fmt.Errorf("a digest of %d bytes", len(s))
+			}
+			if err != nil {
+				return nil, sum, fmt.Errorf("%s: %w", n, err)
+			}
+			sum.Bytes += t.size
+			out = append(out, report.FileInfo{Name: n, Size: t.size, SHA256: hex.EncodeToString(s)})
+			continue
+		}
 		if t.ahead != nil {
 			select { // the read-ahead hasher finishes the file
 			case <-t.ahead:

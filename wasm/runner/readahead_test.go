@@ -4,11 +4,17 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/kvit-s/clefcheck/wasm/jobs"
+	"github.com/kvit-s/clefcheck/wasm/report"
 )
 
 // TestDigestReadAhead: a local file above aheadMin is hashed by the
@@ -45,5 +51,64 @@ func TestDigestReadAhead(t *testing.T) {
 	}
 	if sum.Reread != 0 {
 		t.Fatalf("Finish read %d bytes again: the read-ahead hasher did not finish the file", sum.Reread)
+	}
+}
+
+// TestDigestHashFile: with Host.HashFile (the browser's digest worker
+// reading a picked File itself), every local file is hashed by it — the
+// check's reads are not hashed, nothing is read again — and its digests
+// are the files'; a hash that fails gives the audit ERROR saying the
+// files' SHA-256 could not be computed and what to do, never a digest.
+func TestDigestHashFile(t *testing.T) {
+	var asked []string
+	fail := false
+	h := host()
+	h.HashFile = func(fsys fs.FS, name string) (func(context.Context) ([]byte, error), bool) {
+		asked = append(asked, name)
+		return func(context.Context) ([]byte, error) {
+			if fail {
+				return nil, errors.New("the digest worker: NotReadableError")
+			}
+			b, err := fs.ReadFile(fsys, name)
+			s := sha256.Sum256(b)
+			return s[:], err
+		}, true
+	}
+	spec := jobs.Spec{Kind: jobs.KindAudit, Adapter: &jobs.Input{Files: "adapter"}, Mode: report.ModeExact, Claims: "demo"}
+	out, err := Run(context.Background(), &spec, h, func(jobs.Event) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := out.Audit
+	if a.Verdict != "pass" || len(asked) == 0 || len(a.Provenance.Files) != len(asked) {
+		t.Fatalf("verdict %s, hashed %v, files %+v", a.Verdict, asked, a.Provenance.Files)
+	}
+	for _, f := range a.Provenance.Files {
+		b, err := os.ReadFile(filepath.Join(worldDir, "adapter", f.Name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := sha256.Sum256(b); f.SHA256 != hex.EncodeToString(want[:]) {
+			t.Errorf("%s: %s, want %x", f.Name, f.SHA256, want)
+		}
+	}
+	if d := a.Provenance.Digests; d.Reread != 0 || d.Bytes == 0 {
+		t.Errorf("digests %+v", d)
+	}
+	fail = true
+	out, err = Run(context.Background(), &spec, h, func(jobs.Event) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a = out.Audit
+	if a.Verdict != report.VerdictError || len(a.Provenance.Files) != 0 {
+		t.Fatalf("with the hash failing: verdict %s, files %+v", a.Verdict, a.Provenance.Files)
+	}
+	found := false
+	for _, f := range a.Findings {
+		found = found || strings.Contains(f.Message, "could not be computed") && strings.Contains(f.Message, "NotReadableError") && strings.Contains(f.Message, "run it again")
+	}
+	if !found {
+		t.Errorf("no finding saying the SHA-256 could not be computed, why and what to do: %+v", a.Findings)
 	}
 }

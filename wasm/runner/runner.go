@@ -36,6 +36,11 @@ type Host struct {
 	// end. Natively zero: what the audit reads in order is hashed, the rest
 	// read again.
 	DigestWindow int64
+	// HashFile, when set, may hash a whole local file of fsys itself, off
+	// the check's path (the browser's digest worker reading a picked File):
+	// it starts the hash and returns a function waiting for the digest;
+	// ok false leaves the file to the digest's own read-ahead.
+	HashFile func(fsys fs.FS, name string) (wait func(context.Context) ([]byte, error), ok bool)
 	// Yield, when set, is called between units of work.
 	Yield func() error
 	// Create, when set, opens a job's output file (a slash-separated path
@@ -220,6 +225,7 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 	if !spec.NoDigest {
 		dig = newDigestFS(fsys, window)
 		dig.waits = inFileOrder
+		dig.hashFile = h.HashFile
 		fsys = dig
 	}
 	if (spec.Base == nil) != (spec.Tuned == nil) {

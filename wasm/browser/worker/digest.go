@@ -4,11 +4,13 @@ package worker
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
 	"hash"
 	"sync"
+	"sync/atomic"
 	"syscall/js"
 	"time"
 
@@ -395,6 +397,94 @@ func installDigestWorker() error {
 		return fmt.Errorf("the digest worker's SHA-256 is wrong: %w", err)
 	}
 	runner.SHA256.Install(digestWorkerKernel, f)
+	if err := d.checkFiles(); err != nil {
+		js.Global().Get("console").Call("warn", "clefcheck: the digest worker does not read picked files itself: "+err.Error())
+	} else {
+		wholeFiles.Store(d)
+	}
+	return nil
+}
+
+// wholeFiles is the digest worker once it hashes picked files itself
+// correctly (checkFiles): a local file's digest is then its work alone,
+// read there from the File, the engine worker reading and copying none of
+// its bytes for it (runner.Host.HashFile).
+var wholeFiles atomic.Pointer[digestWorker]
+
+// fileChunk is how many bytes of a picked File the digest worker reads at
+// a time.
+const fileChunk = 16 << 20
+
+// hashFile asks the worker to hash the whole of file (a Blob: a picked
+// File), reading it chunk bytes at a time; the function returned waits for
+// the digest. There is no time limit (a large file takes as long as it
+// takes); the worker's failure answers every wait.
+func (d *digestWorker) hashFile(file js.Value, chunk int) func(context.Context) ([]byte, error) {
+	c := make(chan digestReply, 1)
+	d.mu.Lock()
+	d.next++
+	id := d.next
+	err := d.err
+	if err == nil {
+		d.sums[id] = append(d.sums[id], c)
+	}
+	d.mu.Unlock()
+	if err == nil {
+		if err = jsCall(func() { d.w.Call("postMessage", map[string]any{"id": id, "file": file, "chunk": chunk}) }); err != nil {
+			d.mu.Lock()
+			delete(d.sums, id)
+			d.mu.Unlock()
+		}
+	}
+	return func(ctx context.Context) ([]byte, error) {
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case r := <-c:
+			return r.sum, r.err
+		case <-ctx.Done():
+			d.w.Call("postMessage", map[string]any{"id": id, "drop": true})
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// checkFiles compares the worker's hashes of whole Blobs with crypto/sha256,
+// all asked at once: every length from 0 to 200 bytes read 7 and 64 bytes
+// at a time, and 1 MiB read 100,003 bytes and 1 MiB at a time.
+func (d *digestWorker) checkFiles() error {
+	data := runner.CheckSHA256Data()
+	type ask struct {
+		what string
+		wait func(context.Context) ([]byte, error)
+		want [sha256.Size]byte
+	}
+	var asks []ask
+	blob := func(b []byte) js.Value {
+		u8 := js.Global().Get("Uint8Array").New(len(b))
+		js.CopyBytesToJS(u8, b)
+		return js.Global().Get("Blob").New([]any{u8})
+	}
+	for n := 0; n <= 200; n++ {
+		for _, chunk := range []int{7, 64} {
+			asks = append(asks, ask{fmt.Sprintf("%d bytes read %d at a time", n, chunk), d.hashFile(blob(data[:n]), chunk), sha256.Sum256(data[:n])})
+		}
+	}
+	for _, chunk := range []int{100003, 1 << 20} {
+		asks = append(asks, ask{fmt.Sprintf("1 MiB read %d at a time", chunk), d.hashFile(blob(data), chunk), sha256.Sum256(data)})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), digestTimeout)
+	defer cancel()
+	for _, a := range asks {
+		got, err := a.wait(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %w", a.what, err)
+		}
+		if !bytes.Equal(got, a.want[:]) {
+			return fmt.Errorf("%s: %x, want %x", a.what, got, a.want)
+		}
+	}
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall/js"
 	"time"
 
@@ -84,13 +85,27 @@ func (r *jobRunner) start(m msg.Job) {
 			},
 			Yield:        y.Yield,
 			DigestWindow: windowFor(&spec),
+			HashFile: func(fsys fs.FS, name string) (func(context.Context) ([]byte, error), bool) {
+				// A picked File, hashed by the digest worker reading it.
+				d := wholeFiles.Load()
+				f, _ := fsys.(*browser.Files)
+				if d == nil || f == nil || runner.SHA256.Name() != digestWorkerKernel {
+					return nil, false
+				}
+				v := f.Value(name)
+				if !v.Truthy() {
+					return nil, false
+				}
+				wholeHashed.Add(1)
+				return d.hashFile(v, fileChunk), true
+			},
 		}
 		event := func(e jobs.Event) {
 			if b, err := report.JSON(e); err == nil {
 				r.post(msg.Event{ID: id, JSON: string(b)}.Value())
 			}
 		}
-		hits := cacheHits()
+		hits, whole0 := cacheHits(), wholeHashed.Load()
 		var out *jobs.Output
 		var err error
 		if spec.Kind == jobs.KindCache {
@@ -108,7 +123,11 @@ func (r *jobRunner) start(m msg.Job) {
 			notes = append(notes, progress.Bytes(n)+" read from the browser's cache")
 		}
 		if spec.Kind == jobs.KindAudit && !spec.NoDigest {
-			notes = append(notes, "SHA-256: "+runner.SHA256.Name())
+			line := "SHA-256: " + runner.SHA256.Name()
+			if n := wholeHashed.Load() - whole0; n > 0 {
+				line += fmt.Sprintf(", %d picked files read there", n)
+			}
+			notes = append(notes, line)
 		}
 		if len(pools) > 0 { // the workers' memory, for the bench and the curious
 			var mem []string
@@ -157,6 +176,10 @@ func windowFor(spec *jobs.Spec) int64 {
 	}
 	return digestWindow
 }
+
+// wholeHashed counts the picked files the digest worker hashed reading
+// them itself (for the kernel line).
+var wholeHashed atomic.Int64
 
 // digestWindow is how many bytes of a file an audit's digest holds while
 // they wait for their turn (runner.Host.DigestWindow): the dealer's spans
