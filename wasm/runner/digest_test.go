@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -272,6 +273,46 @@ func TestDigestFromURL(t *testing.T) {
 		if s := served.Load(); s > int64(len(model))+1<<20 {
 			t.Errorf("%s: %d bytes served for a %d-byte adapter", mode, s, len(model))
 		}
+	}
+}
+
+// TestDigestServerDies: natively from a URL, with workers waiting for
+// their turn (the digest's waits), the server stops answering mid-audit:
+// the audit ends, promptly, in ERROR saying the input could not be read —
+// no worker is left waiting, and no verdict speaks about the adapter.
+func TestDigestServerDies(t *testing.T) {
+	var served atomic.Int64
+	files := http.FileServer(http.Dir(worldDir))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, ".safetensors") && r.Header.Get("Range") != "" && !strings.HasPrefix(r.Header.Get("Range"), "bytes=0-") && served.Add(1) > 3 {
+			panic(http.ErrAbortHandler) // dead: the connection is cut, every time
+		}
+		files.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	h := host()
+	open := h.Open
+	h.Open = func(in *jobs.Input) (fs.FS, error) {
+		fsys, err := open(in)
+		if x, ok := fsys.(*source.HTTP); ok {
+			x.Retry = source.Retry{Attempts: 2, Budget: 5 * time.Second, Base: 10 * time.Millisecond, Max: 20 * time.Millisecond}
+			x.Chunk = 4 << 10 // many small reads, so that several are under way when it dies
+		}
+		return fsys, err
+	}
+	spec := jobs.Spec{Kind: jobs.KindAudit, Adapter: &jobs.Input{URL: srv.URL + "/adapter/"}, Mode: report.ModeExact, Claims: "demo", Workers: 8}
+	start := time.Now()
+	out, err := Run(context.Background(), &spec, h, func(jobs.Event) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := out.Audit
+	t.Logf("%s in %v: %+v", a.Verdict, time.Since(start).Round(time.Millisecond), a.Findings)
+	if a.Verdict != report.VerdictError {
+		t.Fatalf("verdict %s, want error: %+v", a.Verdict, a.Findings)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("the audit took %v to give up", d)
 	}
 }
 

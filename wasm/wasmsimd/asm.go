@@ -116,8 +116,9 @@ func (a *asm) addCounts(c32, c16 byte) {
 	a.set(c32)
 }
 
-// add sets local l += n (an i32 local, n < 64).
-func (a *asm) add(l, n byte) { a.get(l); a.i32(n); a.op(0x6a); a.set(l) }
+// add sets local l += n (an i32 local; any n, signed LEB128 as i32c: the
+// same bytes as i32 for 0 ≤ n < 64).
+func (a *asm) add(l byte, n int32) { a.get(l); a.i32c(n); a.op(0x6a); a.set(l) }
 
 // body finishes a function: its size, the local declarations (pairs of
 // count, type), the code and end.

@@ -72,10 +72,7 @@ func gramBody() []byte {
 		}
 	}
 	for _, l := range []byte{lA, lB} { // the next row of the block
-		a.get(l)
-		a.i32c(64)
-		a.op(0x6a)
-		a.set(l)
+		a.add(l, 64)
 	}
 	a.whileLt(lA, lAEnd)
 	// g[i0 + r, j0 : j0+8] += the sums, in float64: the row of g at

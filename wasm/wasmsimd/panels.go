@@ -54,20 +54,14 @@ func rowsBody() []byte {
 		}
 	}
 	a.add(lS, 32)
-	a.get(lD)
-	a.i32c(4096) // the next block: 64 rows of 64 bytes on
-	a.op(0x6a)
-	a.set(lD)
+	a.add(lD, 4096) // the next block: 64 rows of 64 bytes on
 	a.whileLt(lS, lSEnd)
 	a.addCounts(lCnt32, lCnt16)
 	a.get(lRow)
 	a.get(pPitch)
 	a.op(0x6a)
 	a.set(lRow)
-	a.get(lDRow)
-	a.i32c(64) // the next panel row (a.add takes constants below 64 only)
-	a.op(0x6a)
-	a.set(lDRow)
+	a.add(lDRow, 64) // the next panel row
 	a.whileLt(lRow, lRowsEnd)
 	a.get(pOut)
 	a.get(lCnt32)
@@ -191,10 +185,7 @@ func colsBody() []byte {
 		}
 	}
 	a.add(lS, 16)
-	a.get(lD)
-	a.i32c(512) // eight panel rows on
-	a.op(0x6a)
-	a.set(lD)
+	a.add(lD, 512) // eight panel rows on
 	a.whileLt(lS, lSEnd)
 	a.addCounts(lCnt32, lCnt16)
 	a.get(lRow)

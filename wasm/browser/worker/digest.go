@@ -444,6 +444,9 @@ func (d *digestWorker) hashFile(file js.Value, chunk int) func(context.Context) 
 		case r := <-c:
 			return r.sum, r.err
 		case <-ctx.Done():
+			d.mu.Lock()
+			delete(d.sums, id) // a dropped hash answers nothing
+			d.mu.Unlock()
 			d.w.Call("postMessage", map[string]any{"id": id, "drop": true})
 			return nil, ctx.Err()
 		}
