@@ -18,7 +18,7 @@
 //   {id, drop: true}            forget hash id (a file's hash stops)
 //   {id, file: Blob, chunk}     hash the whole file (a picked File) as hash
 //                               id, reading it here chunk bytes at a time:
-//                               answers {id, sum} — the engine worker
+//                               answers {id, sum, seconds} — the engine worker
 //                               neither reads nor copies its bytes
 //
 // Any failure answers {id, error}, and that hash answers errors from then
@@ -87,6 +87,7 @@ const AHEAD = 2; // chunks read ahead
 async function hashFile(id, file, chunk) {
   const h = fresh();
   hashes.set(id, h);
+  const t0 = performance.now();
   const reads = [];
   let at = 0;
   const more = () => {
@@ -104,7 +105,7 @@ async function hashFile(id, file, chunk) {
       write(h, b);
     }
     if (h.len !== file.size) throw new Error("read " + h.len + " of the file's " + file.size + " bytes");
-    self.postMessage({ id, sum: sum(h) });
+    self.postMessage({ id, sum: sum(h), seconds: (performance.now() - t0) / 1000 });
   } catch (err) {
     self.postMessage({ id, error: String(err && err.message ? err.message : err) });
   } finally {

@@ -250,7 +250,7 @@ func TestBrowserDigests(t *testing.T) {
 	}
 	var local audit
 	jsonOf(t, pageReport(t, p), &local)
-	if d := local.Provenance.Digests; !d.Computed || d.Reread != 0 || len(local.Provenance.Files) != len(want) {
+	if d := local.Provenance.Digests; !d.Computed || d.Reread != 0 || d.Seconds <= 0 || len(local.Provenance.Files) != len(want) {
 		t.Fatalf("picked files: digests %+v, files %+v; the CLI's %v", d, local.Provenance.Files, want)
 	}
 	for _, f := range local.Provenance.Files {
@@ -260,6 +260,14 @@ func TestBrowserDigests(t *testing.T) {
 	}
 	if !strings.Contains(local.Summary.Kernel, "in a worker of its own (digest.js), 3 picked files read there") {
 		t.Errorf("the picked files were not hashed by the digest worker reading them: %q", local.Summary.Kernel)
+	}
+	p.shot("digests-picked")
+	// A fresh page for the last audit: this one's picked files are its
+	// source now, and a second audit of them may still be under way (the
+	// page ignores Open while an audit runs).
+	p.open(p.env.url+"/", "#load-demo")
+	if err := p.waitJS("the engine worker to list its claims profiles", engineListed, time.Minute); err != nil {
+		t.Fatal(err)
 	}
 	p.click("#no-digest")
 	a = run("the audit with no digests")

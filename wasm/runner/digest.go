@@ -46,7 +46,7 @@ type digestFS struct {
 	early  map[string][]byte // the first bytes of files being opened
 	waits  bool              // see above
 	// hashFile hashes a whole local file elsewhere (Host.HashFile).
-	hashFile func(fs.FS, string) (func(context.Context) ([]byte, error), bool)
+	hashFile func(fs.FS, string) (func(context.Context) (sum []byte, seconds float64, err error), bool)
 }
 
 func newDigestFS(fsys fs.FS, window int64) *digestFS {
@@ -90,9 +90,9 @@ type tracker struct {
 	window    int64        // bytes that may wait in pending
 	pending   []chunk      // early ranges, by offset, copied
 	held      int64
-	finishing atomic.Bool                           // Finish reads: what passes now is its own
-	ahead     chan struct{}                         // closed when the read-ahead hasher is done (nil: none)
-	whole     func(context.Context) ([]byte, error) // the file hashed elsewhere (Host.HashFile): its digest
+	finishing atomic.Bool                                                    // Finish reads: what passes now is its own
+	ahead     chan struct{}                                                  // closed when the read-ahead hasher is done (nil: none)
+	whole     func(context.Context) (sum []byte, seconds float64, err error) // the file hashed elsewhere (Host.HashFile)
 
 	// Gaps read for the digest alone (with a window; see fill, readGap).
 	fsys     fs.FS
@@ -387,7 +387,7 @@ func (d *digestFS) Finish(ctx context.Context) ([]report.FileInfo, report.Digest
 	for _, n := range names {
 		t := d.files[n]
 		if t.whole != nil {
-			s, err := t.whole(ctx)
+			s, secs, err := t.whole(ctx)
 			if err == nil && len(s) != t.h.Size() {
 				err = fmt.Errorf("a digest of %d bytes", len(s))
 			}
@@ -395,6 +395,7 @@ func (d *digestFS) Finish(ctx context.Context) ([]report.FileInfo, report.Digest
 				return nil, sum, fmt.Errorf("%s: %w", n, err)
 			}
 			sum.Bytes += t.size
+			sum.Seconds += secs
 			out = append(out, report.FileInfo{Name: n, Size: t.size, SHA256: hex.EncodeToString(s)})
 			continue
 		}

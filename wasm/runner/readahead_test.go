@@ -63,15 +63,15 @@ func TestDigestHashFile(t *testing.T) {
 	var asked []string
 	fail := false
 	h := host()
-	h.HashFile = func(fsys fs.FS, name string) (func(context.Context) ([]byte, error), bool) {
+	h.HashFile = func(fsys fs.FS, name string) (func(context.Context) ([]byte, float64, error), bool) {
 		asked = append(asked, name)
-		return func(context.Context) ([]byte, error) {
+		return func(context.Context) ([]byte, float64, error) {
 			if fail {
-				return nil, errors.New("the digest worker: NotReadableError")
+				return nil, 0, errors.New("the digest worker: NotReadableError")
 			}
 			b, err := fs.ReadFile(fsys, name)
 			s := sha256.Sum256(b)
-			return s[:], err
+			return s[:], 0.25, err
 		}, true
 	}
 	spec := jobs.Spec{Kind: jobs.KindAudit, Adapter: &jobs.Input{Files: "adapter"}, Mode: report.ModeExact, Claims: "demo"}
@@ -92,7 +92,7 @@ func TestDigestHashFile(t *testing.T) {
 			t.Errorf("%s: %s, want %x", f.Name, f.SHA256, want)
 		}
 	}
-	if d := a.Provenance.Digests; d.Reread != 0 || d.Bytes == 0 {
+	if d := a.Provenance.Digests; d.Reread != 0 || d.Bytes == 0 || d.Seconds < 0.25*float64(len(asked)) {
 		t.Errorf("digests %+v", d)
 	}
 	fail = true

@@ -38,9 +38,10 @@ type Host struct {
 	DigestWindow int64
 	// HashFile, when set, may hash a whole local file of fsys itself, off
 	// the check's path (the browser's digest worker reading a picked File):
-	// it starts the hash and returns a function waiting for the digest;
-	// ok false leaves the file to the digest's own read-ahead.
-	HashFile func(fsys fs.FS, name string) (wait func(context.Context) ([]byte, error), ok bool)
+	// it starts the hash and returns a function waiting for the digest
+	// and the seconds the hash took there; ok false leaves the file to the
+	// digest's own read-ahead.
+	HashFile func(fsys fs.FS, name string) (wait func(context.Context) (sum []byte, seconds float64, err error), ok bool)
 	// Yield, when set, is called between units of work.
 	Yield func() error
 	// Create, when set, opens a job's output file (a slash-separated path

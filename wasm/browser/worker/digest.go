@@ -69,8 +69,9 @@ type digestWorker struct {
 }
 
 type digestReply struct {
-	sum []byte
-	err error
+	sum  []byte
+	secs float64 // a whole file's: the seconds it took the worker
+	err  error
 }
 
 // startDigestWorker starts public/digest.js beside this worker's script
@@ -157,6 +158,9 @@ func (d *digestWorker) answer(m js.Value) {
 	} else if s := m.Get("sum"); s.Truthy() && s.Length() == sha256.Size {
 		r.sum = make([]byte, sha256.Size)
 		js.CopyBytesToGo(r.sum, s)
+		if v := m.Get("seconds"); v.Type() == js.TypeNumber {
+			r.secs = v.Float()
+		}
 	} else {
 		return
 	}
@@ -417,9 +421,10 @@ const fileChunk = 16 << 20
 
 // hashFile asks the worker to hash the whole of file (a Blob: a picked
 // File), reading it chunk bytes at a time; the function returned waits for
-// the digest. There is no time limit (a large file takes as long as it
-// takes); the worker's failure answers every wait.
-func (d *digestWorker) hashFile(file js.Value, chunk int) func(context.Context) ([]byte, error) {
+// the digest and the seconds the worker took. There is no time limit (a
+// large file takes as long as it takes); the worker's failure answers
+// every wait.
+func (d *digestWorker) hashFile(file js.Value, chunk int) func(context.Context) ([]byte, float64, error) {
 	c := make(chan digestReply, 1)
 	d.mu.Lock()
 	d.next++
@@ -436,19 +441,19 @@ func (d *digestWorker) hashFile(file js.Value, chunk int) func(context.Context) 
 			d.mu.Unlock()
 		}
 	}
-	return func(ctx context.Context) ([]byte, error) {
+	return func(ctx context.Context) ([]byte, float64, error) {
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		select {
 		case r := <-c:
-			return r.sum, r.err
+			return r.sum, r.secs, r.err
 		case <-ctx.Done():
 			d.mu.Lock()
 			delete(d.sums, id) // a dropped hash answers nothing
 			d.mu.Unlock()
 			d.w.Call("postMessage", map[string]any{"id": id, "drop": true})
-			return nil, ctx.Err()
+			return nil, 0, ctx.Err()
 		}
 	}
 }
@@ -460,7 +465,7 @@ func (d *digestWorker) checkFiles() error {
 	data := runner.CheckSHA256Data()
 	type ask struct {
 		what string
-		wait func(context.Context) ([]byte, error)
+		wait func(context.Context) ([]byte, float64, error)
 		want [sha256.Size]byte
 	}
 	var asks []ask
@@ -480,7 +485,7 @@ func (d *digestWorker) checkFiles() error {
 	ctx, cancel := context.WithTimeout(context.Background(), digestTimeout)
 	defer cancel()
 	for _, a := range asks {
-		got, err := a.wait(ctx)
+		got, _, err := a.wait(ctx)
 		if err != nil {
 			return fmt.Errorf("%s: %w", a.what, err)
 		}

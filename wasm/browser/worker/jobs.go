@@ -85,7 +85,7 @@ func (r *jobRunner) start(m msg.Job) {
 			},
 			Yield:        y.Yield,
 			DigestWindow: windowFor(&spec),
-			HashFile: func(fsys fs.FS, name string) (func(context.Context) ([]byte, error), bool) {
+			HashFile: func(fsys fs.FS, name string) (func(context.Context) ([]byte, float64, error), bool) {
 				// A picked File, hashed by the digest worker reading it.
 				d := wholeFiles.Load()
 				f, _ := fsys.(*browser.Files)
