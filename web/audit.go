@@ -49,6 +49,7 @@ type AuditPage struct {
 	Doc      string   // "codes": the page is the codes page (codes.go)
 	Lines    []string // the summary's lines (from the engine)
 	cancel   context.CancelFunc
+	gen      int // the audit under way: an earlier one's answers are dropped
 
 	// The charts (drawn by the engine): the result's, the pair opened (a
 	// click in the heatmap or the table) and its spectrum, the heatmap's
@@ -342,10 +343,17 @@ func (p *AuditPage) fail(err error) {
 
 // run audits the adapter in the engine worker, publishing its progress,
 // its inventory and then its result.
+//
+// A new source opened (or picked) while an audit runs cancels that audit
+// and audits the new one: what the user asked for last is what the page
+// shows; the cancelled audit's late answers are dropped.
 func (p *AuditPage) run(ctx app.Context, in *jobs.Input, what string) {
-	if p.Status == "running" {
-		return
+	if p.cancel != nil {
+		p.cancel()
 	}
+	p.gen++
+	gen := p.gen
+	current := func() bool { return p.gen == gen }
 	spec := &jobs.Spec{Kind: jobs.KindAudit, Adapter: in, Mode: p.Mode, Label: what, NoDigest: noDigest}
 	switch {
 	case p.Claims == customClaims && p.CustomJSON != nil:
@@ -362,6 +370,9 @@ func (p *AuditPage) run(ctx app.Context, in *jobs.Input, what string) {
 			// What the source resolves to, before its bytes are read.
 			src, err := runJob(rctx, &jobs.Spec{Kind: jobs.KindSource, Adapter: in}, nil)
 			dispatch(ctx, func(ctx app.Context) {
+				if !current() {
+					return
+				}
 				if err != nil {
 					p.Resolved = "could not resolve: " + clip(err.Error(), 300)
 				} else {
@@ -372,6 +383,7 @@ func (p *AuditPage) run(ctx app.Context, in *jobs.Input, what string) {
 		out, err := runJob(rctx, spec, func(e jobs.Event) {
 			dispatch(ctx, func(ctx app.Context) {
 				switch {
+				case !current():
 				case e.Status != nil:
 					p.Prog = *e.Status
 				case e.Inventory != nil:
@@ -382,6 +394,9 @@ func (p *AuditPage) run(ctx app.Context, in *jobs.Input, what string) {
 			})
 		})
 		dispatch(ctx, func(ctx app.Context) {
+			if !current() {
+				return
+			}
 			p.cancel = nil
 			if err != nil {
 				p.fail(fmt.Errorf("audit stopped: %w", err))

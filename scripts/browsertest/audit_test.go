@@ -8,6 +8,8 @@ package browsertest
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -80,10 +82,34 @@ func TestBrowserTamperedFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.choose("#claims", "demo")
+	// First an audit that cannot finish soon: a server that answers no
+	// request for a minute. Picking files meanwhile cancels that audit and
+	// audits the files (the page shows what was asked for last, never the
+	// cancelled audit's "stopped").
+	stalled := make(chan struct{})
+	stall := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		select {
+		case <-r.Context().Done():
+		case <-stalled:
+		case <-time.After(time.Minute):
+		}
+	}))
+	defer stall.Close()
+	defer close(stalled)
+	p.choose("#adapter-url", stall.URL+"/adapter/")
+	p.click("#open-url")
+	if err := p.waitJS("the audit of the stalled server to run (#cancel shown)", visible("#cancel"), 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
 	p.upload("#adapter-files", filepath.Join(dir, "adapter_config.json"), filepath.Join(dir, "adapter_model.safetensors"), filepath.Join(dir, "extraction-report.json"))
 	if _, err := p.waitText("#verdict", "FAIL", 2*time.Minute); err != nil {
 		p.shot("audit-tampered")
-		t.Fatalf("no FAIL verdict for a DoRA config: %v", err)
+		t.Fatalf("no FAIL verdict for a DoRA config picked while another audit ran: %v (page: %s)", err, clip(p.text("main"), 400))
+	}
+	time.Sleep(time.Second) // the cancelled audit's answer, if it were shown, has come by now
+	if v := p.text("#verdict"); !strings.Contains(v, "FAIL") || strings.Contains(p.text("main"), "audit stopped") {
+		t.Errorf("the cancelled audit's answer replaced the picked files' verdict: %q, %s", v, clip(p.text("main"), 400))
 	}
 	text, err := p.waitText("#findings", "config.invalid", 30*time.Second)
 	p.shot("audit-tampered")
