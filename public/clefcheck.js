@@ -168,7 +168,15 @@ self.clefcheckCacheOpen = async function (name) {
         }
       }, 30, "read " + n));
     },
+    // write resolves to the parts' ArrayBuffers, for reuse: the cache's
+    // writer (cacheWriter) hands them back, transferred.
     write(n, parts) {
+      const wr = cacheWriter();
+      if (wr) {
+        // A writer that did not start has not taken the bytes: this
+        // worker writes them (and the next entries) itself.
+        return wr.started.then((ok) => ok ? within(() => wr.write(name, n, parts), 90, "write " + n + " (the cache's writer)") : this.write(n, parts));
+      }
       return serial(() => within(async (at) => {
         at("getFileHandle");
         const h = await dir.getFileHandle(n, { create: true });
@@ -192,6 +200,7 @@ self.clefcheckCacheOpen = async function (name) {
         } finally {
           held.delete(h);
         }
+        return parts.map((p) => p.buffer);
       }, 30, "write " + n));
     },
     remove(n) {
@@ -199,6 +208,77 @@ self.clefcheckCacheOpen = async function (name) {
     },
   };
 };
+
+// cacheWriter is the worker that writes the cache's entries for this one
+// (public/cachewrite.js), started on the first write; null where there is
+// none (in the writer itself, or where no worker starts). A
+// FileSystemSyncAccessHandle's write blocks its thread until the bytes are
+// in the file, and the engine worker's thread is what deals the audit's
+// spans: written there, a 32 MB entry stalls the audit for as long as the
+// write takes. The writer answers each {id, dir, name, parts} with {id,
+// parts} (the buffers handed back) or {id, error}; it says {ready: true}
+// once it runs. Until then writes wait for it (started); if it does not
+// start, they are done here, and if it dies, the writes it had fail (the
+// cache then turns itself off, the audit reading from the network).
+let cacheWriterState;
+function cacheWriter() {
+  if (cacheWriterState !== undefined) return cacheWriterState.broken ? null : cacheWriterState;
+  cacheWriterState = { broken: true };
+  if (self.clefcheckIsCacheWriter || typeof Worker !== "function" || !self.location) return null;
+  let w;
+  try {
+    w = new Worker(new URL("cachewrite.js", self.location.href));
+  } catch (e) {
+    return null;
+  }
+  const calls = new Map();
+  let next = 0, ready;
+  const st = {
+    broken: false,
+    started: new Promise((resolve) => { ready = resolve; }),
+    write(dir, name, parts) {
+      return new Promise((resolve, reject) => {
+        const id = ++next;
+        calls.set(id, { resolve, reject });
+        const bufs = [...new Set(parts.map((p) => p.buffer))];
+        w.postMessage({ id, dir, name, parts }, bufs);
+      });
+    },
+  };
+  w.onmessage = (e) => {
+    const d = e.data;
+    if (d.ready) {
+      if (!st.broken) ready(true);
+      return;
+    }
+    const c = calls.get(d.id);
+    if (!c) return;
+    calls.delete(d.id);
+    if (d.error !== undefined) c.reject(new Error(d.error));
+    else c.resolve(d.parts);
+  };
+  w.onerror = (e) => {
+    e.preventDefault();
+    st.broken = true;
+    ready(false);
+    for (const c of calls.values()) c.reject(new Error("the cache's writer failed: " + (e.message || "it did not start")));
+    calls.clear();
+    w.terminate();
+  };
+  // A writer that has not said it runs within 10 s is given up.
+  const late = setTimeout(() => {
+    st.broken = true;
+    ready(false);
+    w.terminate();
+  }, 10000);
+  st.started.then(() => clearTimeout(late));
+  cacheWriterState = st;
+  return st;
+}
+
+// clefcheckCacheWriterName names who writes this worker's cache entries.
+self.clefcheckCacheWriterName = () =>
+  cacheWriterState && !cacheWriterState.broken ? "its writer (cachewrite.js)" : "the engine worker";
 
 // clefcheckAnswers resolves to whether url's host answers at all: a
 // no-cors request needs no CORS from the server (its reply stays opaque),

@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -95,23 +96,16 @@ func TestBrowserCache(t *testing.T) {
 	}
 	audit := func(run, url string) (verdict, kernel string) {
 		t.Helper()
-		p.do("choosing the claims, mode and URL",
-			chromedp.SetValue("#claims", "demo"), chromedp.SetValue("#mode", "randomized"), chromedp.SetValue("#adapter-url", url))
-		p.run(`["#claims","#mode","#adapter-url"].forEach(s => document.querySelector(s).dispatchEvent(new Event("change")))`)
-		p.run(`document.querySelectorAll("#verdict").forEach(e => e.remove())`)
-		p.click("#open-url")
-		if _, err := p.waitText("#verdict", "PASS", 2*time.Minute); err != nil {
-			p.shot("cache-" + run)
-			t.Fatalf("%s audit: %v", run, err)
-		}
-		if err := p.waitJS("the summary", `!!document.querySelector("#kernel")`, 30*time.Second); err != nil {
-			t.Fatal(err)
-		}
-		return p.text("#verdict"), p.text("#kernel")
+		return cachedAudit(t, p, run, url)
 	}
 	base := srv.URL + "/org/demo/resolve/" + demoCommit + "/adapter/"
-	v1, _ := audit("first", base)
+	v1, k1 := audit("first", base)
 	n1 := srv.count("commit")
+	// The entries were written by the cache's writer, a worker of its own,
+	// not on the engine worker's thread (which deals the audit's spans).
+	if !wroteBy.MatchString(k1) || !strings.Contains(k1, "by its writer (cachewrite.js)") {
+		t.Errorf("the first audit does not say its writer wrote the cache: %q", k1)
+	}
 	v2, k2 := audit("second", base)
 	n2 := srv.count("commit") - n1
 	t.Logf("at a commit: the first audit made %d requests, the second %d (%s)", n1, n2, k2)
@@ -145,6 +139,54 @@ func TestBrowserCache(t *testing.T) {
 		t.Errorf("an ETag's second audit made %d requests (first %d); without one %d (first %d)", e2, e1, b2, b1)
 	}
 	p.shot("cache")
+}
+
+// wroteBy is the summary's note of what the audit wrote to the cache.
+var wroteBy = regexp.MustCompile(`[\d.]+ [kMG]?B written to the browser's cache by `)
+
+// cachedAudit audits url on p's Audit page (randomized, the demo claims)
+// and returns its verdict, PASS, and its summary's kernel line.
+func cachedAudit(t *testing.T, p *tab, run, url string) (verdict, kernel string) {
+	t.Helper()
+	p.do("choosing the claims, mode and URL",
+		chromedp.SetValue("#claims", "demo"), chromedp.SetValue("#mode", "randomized"), chromedp.SetValue("#adapter-url", url))
+	p.run(`["#claims","#mode","#adapter-url"].forEach(s => document.querySelector(s).dispatchEvent(new Event("change")))`)
+	p.run(`document.querySelectorAll("#verdict").forEach(e => e.remove())`)
+	p.click("#open-url")
+	if _, err := p.waitText("#verdict", "PASS", 2*time.Minute); err != nil {
+		p.shot("cache-" + run)
+		t.Fatalf("%s audit: %v", run, err)
+	}
+	if err := p.waitJS("the summary", `!!document.querySelector("#kernel")`, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return p.text("#verdict"), p.text("#kernel")
+}
+
+// TestBrowserCacheNoWriter: a site whose cache writer (cachewrite.js) is
+// missing still keeps the ranges read, written by the engine worker
+// itself, and says so; the second audit reads them from the cache.
+func TestBrowserCacheNoWriter(t *testing.T) {
+	srv := newCountingServer(harness(t).world)
+	defer srv.Close()
+	hs := staticSite(t, "", func(site string) error { return os.Remove(filepath.Join(site, "web", "cachewrite.js")) })
+	p := newTab(t, 4*time.Minute)
+	p.open(hs.URL+"/", "#load-demo")
+	if err := p.waitJS("the engine worker to list its claims profiles", engineListed, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	base := srv.URL + "/org/demo/resolve/" + demoCommit + "/adapter/"
+	v1, k1 := cachedAudit(t, p, "nowriter-1", base)
+	n1 := srv.count("commit")
+	v2, k2 := cachedAudit(t, p, "nowriter-2", base)
+	n2 := srv.count("commit") - n1
+	t.Logf("no cache writer: %d then %d requests (%s)", n1, n2, k1)
+	if !wroteBy.MatchString(k1) || !strings.Contains(k1, "by the engine worker") {
+		t.Errorf("the first audit does not say the engine worker wrote the cache: %q", k1)
+	}
+	if n1 == 0 || n2 > 2 || v2 != v1 || !strings.Contains(k2, "read from the browser's cache") {
+		t.Errorf("the second audit: %d requests (the first %d), verdict %q (first %q), kernel %q", n2, n1, v2, v1, k2)
+	}
 }
 
 // pageReport is the audit the page offers for download (#download-json),

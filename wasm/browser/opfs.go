@@ -16,8 +16,10 @@ import (
 // read and written with FileSystemSyncAccessHandle, which only dedicated
 // workers have (nested ones too): reads in "read-only" mode, so that the
 // engine worker and the audit's pool workers read the same entry at once;
-// each entry is written once, by the engine worker. The JavaScript is
-// clefcheckCacheOpen in public/clefcheck.js.
+// each entry is written once, for the engine worker by the cache's writer
+// (public/cachewrite.js, a worker of its own: a synchronous write blocks
+// its thread, and the engine worker's deals the audit's spans). The
+// JavaScript is clefcheckCacheOpen in public/clefcheck.js.
 //
 // Every operation gives up (an error) when the browser's storage has not
 // answered within a while (seconds; a stuck one has been seen while
@@ -74,20 +76,20 @@ func (o *OPFS) ReadAt(name string, p []byte, off int64) (int, error) {
 // into it (V8 maps and zeroes its memory each time).
 func (o *OPFS) Write(name string, parts ...[]byte) error {
 	arr := js.Global().Get("Array").New()
-	var held []js.Value
 	for _, p := range parts {
 		ab := staging.get(len(p))
-		held = append(held, ab)
 		u8 := js.Global().Get("Uint8Array").New(ab, 0, len(p))
 		js.CopyBytesToJS(u8, p)
 		arr.Call("push", u8)
 	}
-	_, err := Await(o.dir.Call("write", name, arr))
-	if err == nil {
+	back, err := Await(o.dir.Call("write", name, arr))
+	if err == nil && back.Type() == js.TypeObject {
 		// Only a write that finished gives its buffers back: one that timed
-		// out may still be writing from them.
-		for _, ab := range held {
-			staging.put(ab)
+		// out may still be writing from them. They come back from the
+		// cache's writer (transferred there and back), so these are the
+		// ones to keep, not held.
+		for i := 0; i < back.Length(); i++ {
+			staging.put(back.Index(i))
 		}
 	}
 	return err

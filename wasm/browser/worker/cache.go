@@ -5,6 +5,7 @@ package worker
 import (
 	"io/fs"
 	"sync"
+	"syscall/js"
 
 	"github.com/kvit-s/clefcheck/wasm/browser"
 	"github.com/kvit-s/clefcheck/wasm/jobs"
@@ -78,4 +79,22 @@ func cacheHits() int64 {
 		return c.Info().Hits
 	}
 	return 0
+}
+
+// cacheStored is how many bytes the engine worker's cache kept so far.
+func cacheStored() int64 {
+	if c, _ := engineCache(); c != nil {
+		return c.Info().Stored
+	}
+	return 0
+}
+
+// cacheWriter names the thread that writes the cache's entries:
+// cachewrite.js, or this worker where that did not start
+// (clefcheckCacheWriterName in public/clefcheck.js).
+func cacheWriter() string {
+	if f := js.Global().Get("clefcheckCacheWriterName"); f.Type() == js.TypeFunction {
+		return f.Invoke().String()
+	}
+	return "the engine worker"
 }

@@ -105,7 +105,7 @@ func (r *jobRunner) start(m msg.Job) {
 				r.post(msg.Event{ID: id, JSON: string(b)}.Value())
 			}
 		}
-		hits, whole0 := cacheHits(), wholeHashed.Load()
+		hits, stored, whole0 := cacheHits(), cacheStored(), wholeHashed.Load()
 		var out *jobs.Output
 		var err error
 		if spec.Kind == jobs.KindCache {
@@ -121,6 +121,9 @@ func (r *jobRunner) start(m msg.Job) {
 		}
 		if n := cacheHits() - hits; n > 0 && spec.Kind != jobs.KindCache {
 			notes = append(notes, progress.Bytes(n)+" read from the browser's cache")
+		}
+		if n := cacheStored() - stored; n > 0 && spec.Kind != jobs.KindCache {
+			notes = append(notes, progress.Bytes(n)+" written to the browser's cache by "+cacheWriter())
 		}
 		if spec.Kind == jobs.KindAudit && !spec.NoDigest {
 			line := "SHA-256: " + runner.SHA256.Name()

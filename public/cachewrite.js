@@ -1,0 +1,28 @@
+// clefcheck's cache writer: writes the entries of the browser's cache of
+// byte ranges (wasm/source.Cache in the Origin Private File System) for the
+// engine worker, which starts it on its first write (cacheWriter in
+// public/clefcheck.js, which documents the messages). A
+// FileSystemSyncAccessHandle's write blocks its thread until the bytes are
+// in the file; here that thread is this one, not the engine worker's,
+// whose thread deals the audit's spans. The entry's bytes come transferred
+// and go back the same way, for the engine worker's next write.
+"use strict";
+self.clefcheckIsCacheWriter = true;
+importScripts("clefcheck.js");
+const dirs = new Map(); // the cache folder's name → its operations (a promise)
+self.onmessage = async (e) => {
+  const { id, dir, name, parts } = e.data;
+  const back = [...new Set(parts.map((p) => p.buffer))];
+  try {
+    if (!dirs.has(dir)) dirs.set(dir, self.clefcheckCacheOpen(dir));
+    const ops = await dirs.get(dir).catch((err) => {
+      dirs.delete(dir);
+      throw err;
+    });
+    await ops.write(name, parts);
+    self.postMessage({ id, parts: back }, back);
+  } catch (err) {
+    self.postMessage({ id, error: String(err && err.message ? err.message : err), parts: back }, back);
+  }
+};
+self.postMessage({ ready: true });
