@@ -196,6 +196,12 @@ func (p *AuditPool) openMsg() js.Value {
 	return m.Value()
 }
 
+// spanRead is a span's bytes read for a pool worker, or why not.
+type spanRead struct {
+	buf js.Value
+	err error
+}
+
 // readSpan starts reading bytes [begin, end) of file, for a pool worker:
 // a slice of the local File, or Range requests through Src (made by
 // clefcheckFetchRange in public/clefcheck.js, retried as Src's policy
@@ -383,32 +389,63 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 	for _, j := range jobs {
 		bytes[j.Module] = j.Bytes
 	}
+	span := func(i int) (file string, begin, end int64) {
+		file, begin, end = spanOf(segs[i])
+		if b, ok := from[i]; ok {
+			begin = b
+		}
+		return file, begin, end
+	}
+	// startRead starts reading segment i's span (a local file is read here
+	// too, so that the next segment's bytes are ready when the worker wants
+	// them); nil when the worker is to read them itself.
+	startRead := func(i int) chan spanRead {
+		file, begin, end := span(i)
+		if file == "" || end-begin > 2*segmentBytes {
+			return nil
+		}
+		read := p.readSpan(ctx, file, begin, end)
+		if read == nil {
+			return nil
+		}
+		ch := make(chan spanRead, 1)
+		go func() {
+			buf, err := read()
+			ch <- spanRead{buf, err}
+		}()
+		return ch
+	}
+	// The first segments' reads start now, before any worker is ready: a
+	// worker takes a second or more to start (engine.wasm compiled, its
+	// kernels checked, the adapter opened), which the bytes spend on their
+	// way instead. They are the reads the dealer would start first (in file
+	// order when that matters), as many as the workers will hold.
+	early := map[int]chan spanRead{}
+	for i := range min(len(segs), n*depth) {
+		early[i] = startRead(i)
+	}
 	send := func(w, i int) {
 		m := msg.Pairs{}
 		for _, j := range segs[i] {
 			m.Modules = append(m.Modules, j.Module)
 			busy[w] = append(busy[w], j.Module)
 		}
-		file, begin, end := spanOf(segs[i])
-		if b, ok := from[i]; ok {
-			begin = b
+		ch, ok := early[i]
+		if ok {
+			delete(early, i)
+		} else {
+			ch = startRead(i)
 		}
-		if file == "" || end-begin > 2*segmentBytes {
+		if ch == nil {
 			workers[w].Call("postMessage", m.Value())
 			return
 		}
-		// A local file is read here too, so that the next segment's bytes
-		// are ready when the worker wants them.
-		read := p.readSpan(ctx, file, begin, end)
-		if read == nil {
-			workers[w].Call("postMessage", m.Value())
-			return
-		}
+		file, begin, end := span(i)
 		go func() {
-			if buf, err := read(); err == nil && buf.Truthy() {
+			if r := <-ch; r.err == nil && r.buf.Truthy() {
 				// file is the path the worker opened it by (Reader.Name)
-				m.Buf, m.Len, m.File, m.Offset = buf, end-begin, file, begin
-				workers[w].Call("postMessage", m.Value(), []any{buf})
+				m.Buf, m.Len, m.File, m.Offset = r.buf, end-begin, file, begin
+				workers[w].Call("postMessage", m.Value(), []any{r.buf})
 				return
 			}
 			workers[w].Call("postMessage", m.Value())
