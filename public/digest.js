@@ -17,9 +17,13 @@
 //   {id, reset: true}           start hash id afresh
 //   {id, drop: true}            forget hash id (a file's hash stops)
 //   {id, file: Blob, chunk}     hash the whole file (a picked File) as hash
-//                               id, reading it here chunk bytes at a time:
-//                               answers {id, sum, seconds} — the engine worker
-//                               neither reads nor copies its bytes
+//                               id, read chunk bytes at a time by this
+//                               worker's file reader (public/digestread.js,
+//                               a thread of its own): answers {id, sum,
+//                               seconds, reader: true} (no reader where
+//                               that did not start, the file then read
+//                               here) — the engine worker neither reads
+//                               nor copies its bytes
 //
 // Any failure answers {id, error}, and that hash answers errors from then
 // on: the engine then reports that the files' SHA-256 could not be
@@ -80,14 +84,59 @@ function sum(h) {
   return out;
 }
 
-// hashFile hashes the whole of file as hash id, reading it in chunks, the
-// next chunks' reads under way while one is hashed (the browser reads a
-// Blob on another thread); dropped meanwhile, it stops.
+// fileReader is the worker that reads picked files for this one
+// (public/digestread.js, which documents its messages), started on first
+// use; null where it does not start (within 10 s). A Blob's bytes reach a
+// worker through its own event loop: read here, a chunk arrives only
+// between two chunks' hashing, and reading and hashing take turns.
+let reader;
+function fileReader() {
+  if (reader !== undefined) return reader.started;
+  let ready;
+  reader = { started: new Promise((r) => { ready = r; }), on: new Map() };
+  let w;
+  try {
+    w = new Worker(new URL("digestread.js", self.location.href));
+  } catch (e) {
+    ready(null);
+    return reader.started;
+  }
+  const st = reader;
+  const late = setTimeout(() => fail("the file reader did not start"), 10000);
+  const fail = (why) => {
+    clearTimeout(late);
+    ready(null);
+    w.terminate();
+    for (const f of st.on.values()) f({ error: why });
+    st.on.clear();
+    st.broken = true;
+  };
+  w.onmessage = (e) => {
+    if (e.data.ready) {
+      clearTimeout(late);
+      if (!st.broken) ready(w);
+      return;
+    }
+    const f = st.on.get(e.data.id);
+    if (f) f(e.data);
+  };
+  w.onerror = (e) => {
+    e.preventDefault();
+    fail("the file reader failed: " + (e.message || "it did not start"));
+  };
+  return reader.started;
+}
+
+// hashFile hashes the whole of file as hash id, reading it in chunks: in
+// the file reader's thread when it runs (viaReader), else here, the next
+// chunks' reads under way while one is hashed. Dropped meanwhile, it stops.
 const AHEAD = 2; // chunks read ahead
 async function hashFile(id, file, chunk) {
   const h = fresh();
   hashes.set(id, h);
   const t0 = performance.now();
+  const w = await fileReader();
+  if (w && hashes.get(id) === h) return viaReader(w, id, h, file, chunk, t0);
   const reads = [];
   let at = 0;
   const more = () => {
@@ -113,6 +162,38 @@ async function hashFile(id, file, chunk) {
   }
 }
 
+// viaReader hashes file as hash h (id), its chunks read by the file
+// reader w; each one hashed is acknowledged, so that the reader keeps at
+// most READER_AHEAD chunks read and not hashed.
+const READER_AHEAD = 3;
+function viaReader(w, id, h, file, chunk, t0) {
+  return new Promise((done) => {
+    const end = (m) => {
+      reader.on.delete(id);
+      if (hashes.get(id) === h) hashes.delete(id);
+      if (m) self.postMessage(m);
+      done();
+    };
+    reader.on.set(id, (d) => {
+      if (hashes.get(id) !== h) { // dropped
+        w.postMessage({ id, drop: true });
+        end(null);
+        return;
+      }
+      if (d.error !== undefined) {
+        end({ id, error: d.error });
+      } else if (d.buf) {
+        write(h, new Uint8Array(d.buf));
+        w.postMessage({ id, took: true });
+      } else if (d.end) {
+        end(h.len === file.size ? { id, sum: sum(h), seconds: (performance.now() - t0) / 1000, reader: true }
+          : { id, error: "read " + h.len + " of the file's " + file.size + " bytes" });
+      }
+    });
+    w.postMessage({ id, file, chunk, ahead: READER_AHEAD });
+  });
+}
+
 self.onmessage = (e) => {
   const m = e.data;
   try {
@@ -127,6 +208,8 @@ self.onmessage = (e) => {
     if (!compress) throw new Error("no module compiled");
     if (m.drop) {
       hashes.delete(m.id);
+      const f = reader && reader.on.get(m.id);
+      if (f) f({}); // a file being read: the reader stops
       return;
     }
     if (m.file) {

@@ -300,13 +300,14 @@ func TestBrowserDigests(t *testing.T) {
 			t.Errorf("picked %s: the page's SHA-256 %s, the CLI's %s", f.Name, f.SHA256, want[f.Name])
 		}
 	}
-	if !strings.Contains(local.Summary.Kernel, "in a worker of its own (digest.js), 3 picked files read there") {
-		t.Errorf("the picked files were not hashed by the digest worker reading them: %q", local.Summary.Kernel)
+	// Read by the digest worker's file reader, a thread of its own.
+	if !strings.Contains(local.Summary.Kernel, "in a worker of its own (digest.js), 3 picked files read beside it (digestread.js)") {
+		t.Errorf("the picked files were not hashed by the digest worker, read by its file reader: %q", local.Summary.Kernel)
 	}
 	p.shot("digests-picked")
 	// A fresh page for the last audit: this one's picked files are its
-	// source now, and a second audit of them may still be under way (the
-	// page ignores Open while an audit runs).
+	// source now, and a second audit of them may still be under way (Open
+	// is disabled while an audit runs).
 	p.open(p.env.url+"/", "#load-demo")
 	if err := p.waitJS("the engine worker to list its claims profiles", engineListed, time.Minute); err != nil {
 		t.Fatal(err)
@@ -317,6 +318,55 @@ func TestBrowserDigests(t *testing.T) {
 		t.Errorf("with the box ticked: %+v", d)
 	}
 	p.shot("digests")
+}
+
+// TestBrowserDigestNoReader: on a site whose digest worker has no file
+// reader (public/digestread.js missing), the digest worker reads the
+// picked files itself, says so, and its digests are the CLI's.
+func TestBrowserDigestNoReader(t *testing.T) {
+	e := harness(t)
+	ad := filepath.Join(e.world, "adapter")
+	var cli struct {
+		Provenance struct {
+			Files []struct{ Name, SHA256 string } `json:"files"`
+		} `json:"provenance"`
+	}
+	jsonOf(t, e.clefcheck(t, "audit", "--json", "--claims", "demo", ad), &cli)
+	hs := staticSite(t, "", func(site string) error { return os.Remove(filepath.Join(site, "web", "digestread.js")) })
+	p := newTab(t, tabLimit)
+	p.open(hs.URL+"/", "#load-demo")
+	if err := p.waitJS("the engine worker to list its claims profiles", engineListed, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	p.choose("#claims", "demo")
+	p.upload("#adapter-files", filepath.Join(ad, "adapter_config.json"), filepath.Join(ad, "adapter_model.safetensors"), filepath.Join(ad, "extraction-report.json"))
+	if _, err := p.waitText("#verdict", "PASS", 2*time.Minute); err != nil {
+		p.shot("digests-no-reader")
+		t.Fatalf("the picked files with no file reader: %v", err)
+	}
+	if err := p.waitJS("the download button", `!!document.querySelector("#download-json")`, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Summary struct {
+			Kernel string `json:"kernel"`
+		} `json:"summary"`
+		Provenance struct {
+			Files []struct{ Name, SHA256 string } `json:"files"`
+		} `json:"provenance"`
+	}
+	jsonOf(t, pageReport(t, p), &r)
+	if !strings.Contains(r.Summary.Kernel, "in a worker of its own (digest.js), 3 picked files read there") {
+		t.Errorf("with no file reader the digest worker should read the picked files itself: %q", r.Summary.Kernel)
+	}
+	if len(r.Provenance.Files) != len(cli.Provenance.Files) || len(r.Provenance.Files) == 0 {
+		t.Fatalf("%d file digests, the CLI has %d", len(r.Provenance.Files), len(cli.Provenance.Files))
+	}
+	for i, f := range r.Provenance.Files {
+		if w := cli.Provenance.Files[i]; f.Name != w.Name || f.SHA256 != w.SHA256 {
+			t.Errorf("%s: the page's SHA-256 %s; the CLI's %s: %s", f.Name, f.SHA256, w.Name, w.SHA256)
+		}
+	}
 }
 
 // TestBrowserDigestWorkerSpoilt: the digest worker (public/digest.js) is

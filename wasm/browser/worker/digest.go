@@ -71,7 +71,10 @@ type digestWorker struct {
 type digestReply struct {
 	sum  []byte
 	secs float64 // a whole file's: the seconds it took the worker
-	err  error
+	// reader: a whole file read by the worker's file reader
+	// (public/digestread.js), not on the worker's own thread
+	reader bool
+	err    error
 }
 
 // startDigestWorker starts public/digest.js beside this worker's script
@@ -161,6 +164,7 @@ func (d *digestWorker) answer(m js.Value) {
 		if v := m.Get("seconds"); v.Type() == js.TypeNumber {
 			r.secs = v.Float()
 		}
+		r.reader = m.Get("reader").Truthy()
 	} else {
 		return
 	}
@@ -424,7 +428,9 @@ const fileChunk = 16 << 20
 // the digest and the seconds the worker took. There is no time limit (a
 // large file takes as long as it takes); the worker's failure answers
 // every wait.
-func (d *digestWorker) hashFile(file js.Value, chunk int) func(context.Context) ([]byte, float64, error) {
+//
+// Each file the worker's file reader read adds one to byReader (if not nil).
+func (d *digestWorker) hashFile(file js.Value, chunk int, byReader *atomic.Int64) func(context.Context) ([]byte, float64, error) {
 	c := make(chan digestReply, 1)
 	d.mu.Lock()
 	d.next++
@@ -447,6 +453,9 @@ func (d *digestWorker) hashFile(file js.Value, chunk int) func(context.Context) 
 		}
 		select {
 		case r := <-c:
+			if r.reader && byReader != nil {
+				byReader.Add(1)
+			}
 			return r.sum, r.secs, r.err
 		case <-ctx.Done():
 			d.mu.Lock()
@@ -476,11 +485,11 @@ func (d *digestWorker) checkFiles() error {
 	}
 	for n := 0; n <= 200; n++ {
 		for _, chunk := range []int{7, 64} {
-			asks = append(asks, ask{fmt.Sprintf("%d bytes read %d at a time", n, chunk), d.hashFile(blob(data[:n]), chunk), sha256.Sum256(data[:n])})
+			asks = append(asks, ask{fmt.Sprintf("%d bytes read %d at a time", n, chunk), d.hashFile(blob(data[:n]), chunk, nil), sha256.Sum256(data[:n])})
 		}
 	}
 	for _, chunk := range []int{100003, 1 << 20} {
-		asks = append(asks, ask{fmt.Sprintf("1 MiB read %d at a time", chunk), d.hashFile(blob(data), chunk), sha256.Sum256(data)})
+		asks = append(asks, ask{fmt.Sprintf("1 MiB read %d at a time", chunk), d.hashFile(blob(data), chunk, nil), sha256.Sum256(data)})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), digestTimeout)
 	defer cancel()

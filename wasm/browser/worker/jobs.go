@@ -97,7 +97,7 @@ func (r *jobRunner) start(m msg.Job) {
 					return nil, false
 				}
 				wholeHashed.Add(1)
-				return d.hashFile(v, fileChunk), true
+				return d.hashFile(v, fileChunk, &readByReader), true
 			},
 		}
 		event := func(e jobs.Event) {
@@ -105,7 +105,7 @@ func (r *jobRunner) start(m msg.Job) {
 				r.post(msg.Event{ID: id, JSON: string(b)}.Value())
 			}
 		}
-		hits, stored, whole0 := cacheHits(), cacheStored(), wholeHashed.Load()
+		hits, stored, whole0, reader0 := cacheHits(), cacheStored(), wholeHashed.Load(), readByReader.Load()
 		var out *jobs.Output
 		var err error
 		if spec.Kind == jobs.KindCache {
@@ -128,17 +128,29 @@ func (r *jobRunner) start(m msg.Job) {
 		if spec.Kind == jobs.KindAudit && !spec.NoDigest {
 			line := "SHA-256: " + runner.SHA256.Name()
 			if n := wholeHashed.Load() - whole0; n > 0 {
-				line += fmt.Sprintf(", %d picked files read there", n)
+				if readByReader.Load()-reader0 == n {
+					line += fmt.Sprintf(", %d picked files read beside it (digestread.js)", n)
+				} else {
+					line += fmt.Sprintf(", %d picked files read there", n)
+				}
 			}
 			notes = append(notes, line)
 		}
 		if len(pools) > 0 { // the workers' memory, for the bench and the curious
-			var mem []string
+			// A worker that reported nothing (the pairs were all dealt
+			// before it had opened the adapter) is "idle", not "0 B", and
+			// comes after those that worked.
+			var mem, idle []string
 			for _, pl := range pools {
 				for _, b := range pl.Memory() {
-					mem = append(mem, progress.Bytes(b))
+					if b > 0 {
+						mem = append(mem, progress.Bytes(b))
+					} else {
+						idle = append(idle, "idle")
+					}
 				}
 			}
+			mem = append(mem, idle...)
 			notes = append(notes, "memory: engine worker "+progress.Bytes(msg.Memory())+", pool workers "+strings.Join(mem, ", "))
 		}
 		if len(notes) > 0 && err == nil && out != nil {
@@ -183,6 +195,10 @@ func windowFor(spec *jobs.Spec) int64 {
 // wholeHashed counts the picked files the digest worker hashed reading
 // them itself (for the kernel line).
 var wholeHashed atomic.Int64
+
+// readByReader counts the picked files the digest worker's file reader
+// (public/digestread.js, a thread of its own) read for it.
+var readByReader atomic.Int64
 
 // digestWindow is how many bytes of a file an audit's digest holds while
 // they wait for their turn (runner.Host.DigestWindow): the dealer's spans
