@@ -11,18 +11,25 @@ self.clefcheckIsCacheWriter = true;
 importScripts("clefcheck.js");
 const dirs = new Map(); // the cache folder's name → its operations (a promise)
 self.onmessage = async (e) => {
-  const { id, dir, name, parts } = e.data;
-  const back = [...new Set(parts.map((p) => p.buffer))];
+  const { id, dir, name, parts, remove } = e.data;
   try {
     if (!dirs.has(dir)) dirs.set(dir, self.clefcheckCacheOpen(dir));
     const ops = await dirs.get(dir).catch((err) => {
       dirs.delete(dir);
       throw err;
     });
-    await ops.write(name, parts);
+    if (remove) {
+      await ops.remove(name);
+      self.postMessage({ id });
+      return;
+    }
+    const back = await ops.write(name, parts);
     self.postMessage({ id, parts: back }, back);
   } catch (err) {
-    self.postMessage({ id, error: String(err && err.message ? err.message : err), parts: back }, back);
+    // The buffers stay here: a write that timed out may still be writing
+    // from them. The error keeps its name (a QuotaExceededError says why).
+    const why = err && err.message ? (err.name && err.name !== "Error" ? err.name + ": " : "") + err.message : String(err);
+    self.postMessage({ id, error: why });
   }
 };
 self.postMessage({ ready: true });

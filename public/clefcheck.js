@@ -175,7 +175,7 @@ self.clefcheckCacheOpen = async function (name) {
       if (wr) {
         // A writer that did not start has not taken the bytes: this
         // worker writes them (and the next entries) itself.
-        return wr.started.then((ok) => ok ? within(() => wr.write(name, n, parts), 90, "write " + n + " (the cache's writer)") : this.write(n, parts));
+        return wr.started.then((ok) => ok ? wr.call({ dir: name, name: n, parts }, parts, 45, "write " + n) : this.write(n, parts));
       }
       return serial(() => within(async (at) => {
         at("getFileHandle");
@@ -200,10 +200,16 @@ self.clefcheckCacheOpen = async function (name) {
         } finally {
           held.delete(h);
         }
-        return parts.map((p) => p.buffer);
+        return [...new Set(parts.map((p) => p.buffer))];
       }, 30, "write " + n));
     },
+    // remove goes to the cache's writer while it runs: after the write of
+    // n it may still be doing (a write that timed out), never beside it.
     remove(n) {
+      const wr = cacheWriter();
+      if (wr) {
+        return wr.started.then((ok) => ok ? wr.call({ dir: name, name: n, remove: true }, [], 20, "remove " + n) : this.remove(n));
+      }
       return serial(() => within(() => dir.removeEntry(n), 10, "remove " + n));
     },
   };
@@ -216,10 +222,12 @@ self.clefcheckCacheOpen = async function (name) {
 // in the file, and the engine worker's thread is what deals the audit's
 // spans: written there, a 32 MB entry stalls the audit for as long as the
 // write takes. The writer answers each {id, dir, name, parts} with {id,
-// parts} (the buffers handed back) or {id, error}; it says {ready: true}
-// once it runs. Until then writes wait for it (started); if it does not
-// start, they are done here, and if it dies, the writes it had fail (the
-// cache then turns itself off, the audit reading from the network).
+// parts} (the buffers handed back) or {id, error}, and {id, dir, name,
+// remove: true} with {id} or {id, error}; it says {ready: true} once it
+// runs. Until then writes wait for it (started); if it does not start
+// within 10 s, they are done here. If it fails, or does not answer a call
+// in time, it is given up: the calls it had fail (the cache then turns
+// itself off, the audit reading from the network).
 let cacheWriterState;
 function cacheWriter() {
   if (cacheWriterState !== undefined) return cacheWriterState.broken ? null : cacheWriterState;
@@ -236,42 +244,51 @@ function cacheWriter() {
   const st = {
     broken: false,
     started: new Promise((resolve) => { ready = resolve; }),
-    write(dir, name, parts) {
+    // call posts m (with the parts' buffers transferred) and resolves to
+    // the answer's parts; it rejects with the writer's error, or if no
+    // answer came within s seconds — the writer is then given up.
+    call(m, parts, s, what) {
       return new Promise((resolve, reject) => {
         const id = ++next;
-        calls.set(id, { resolve, reject });
-        const bufs = [...new Set(parts.map((p) => p.buffer))];
-        w.postMessage({ id, dir, name, parts }, bufs);
+        const timer = setTimeout(() => giveUp("did not " + what + " within " + s + " s"), s * 1000);
+        calls.set(id, { resolve, reject, timer });
+        w.postMessage({ id, ...m }, [...new Set(parts.map((p) => p.buffer))]);
       });
     },
+  };
+  // giveUp stops the writer: the calls waiting fail, the next writes are
+  // done by this worker.
+  const giveUp = (why) => {
+    if (st.broken) return;
+    st.broken = true;
+    clearTimeout(late);
+    ready(false);
+    w.terminate();
+    for (const c of calls.values()) {
+      clearTimeout(c.timer);
+      c.reject(new Error("the cache's writer " + why));
+    }
+    calls.clear();
   };
   w.onmessage = (e) => {
     const d = e.data;
     if (d.ready) {
+      clearTimeout(late);
       if (!st.broken) ready(true);
       return;
     }
     const c = calls.get(d.id);
     if (!c) return;
     calls.delete(d.id);
+    clearTimeout(c.timer);
     if (d.error !== undefined) c.reject(new Error(d.error));
     else c.resolve(d.parts);
   };
   w.onerror = (e) => {
     e.preventDefault();
-    st.broken = true;
-    ready(false);
-    for (const c of calls.values()) c.reject(new Error("the cache's writer failed: " + (e.message || "it did not start")));
-    calls.clear();
-    w.terminate();
+    giveUp("failed: " + (e.message || "it did not start"));
   };
-  // A writer that has not said it runs within 10 s is given up.
-  const late = setTimeout(() => {
-    st.broken = true;
-    ready(false);
-    w.terminate();
-  }, 10000);
-  st.started.then(() => clearTimeout(late));
+  const late = setTimeout(() => giveUp("did not start within 10 s"), 10000);
   cacheWriterState = st;
   return st;
 }

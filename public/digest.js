@@ -84,37 +84,41 @@ function sum(h) {
   return out;
 }
 
-// fileReader is the worker that reads picked files for this one
+// fileReader resolves to the worker that reads picked files for this one
 // (public/digestread.js, which documents its messages), started on first
-// use; null where it does not start (within 10 s). A Blob's bytes reach a
-// worker through its own event loop: read here, a chunk arrives only
-// between two chunks' hashing, and reading and hashing take turns.
+// use; to null where it did not start (within 10 s) or has failed since —
+// the files are then read here. A Blob's bytes reach a worker through its
+// own event loop: read here, a chunk arrives only between two chunks'
+// hashing, and reading and hashing take turns.
 let reader;
 function fileReader() {
   if (reader !== undefined) return reader.started;
   let ready;
-  reader = { started: new Promise((r) => { ready = r; }), on: new Map() };
+  const st = { started: new Promise((r) => { ready = r; }), on: new Map() };
+  reader = st;
   let w;
   try {
     w = new Worker(new URL("digestread.js", self.location.href));
   } catch (e) {
     ready(null);
-    return reader.started;
+    return st.started;
   }
-  const st = reader;
-  const late = setTimeout(() => fail("the file reader did not start"), 10000);
-  const fail = (why) => {
+  // fail gives the reader up: the files it was reading are read here
+  // again from their start, and so are the next ones.
+  const fail = () => {
     clearTimeout(late);
     ready(null);
+    reader = { started: Promise.resolve(null), on: new Map() };
     w.terminate();
-    for (const f of st.on.values()) f({ error: why });
+    for (const f of st.on.values()) f({ broken: true });
     st.on.clear();
-    st.broken = true;
   };
+  const late = setTimeout(fail, 10000); // it did not start
+  st.fail = fail;
   w.onmessage = (e) => {
     if (e.data.ready) {
       clearTimeout(late);
-      if (!st.broken) ready(w);
+      ready(w);
       return;
     }
     const f = st.on.get(e.data.id);
@@ -122,9 +126,9 @@ function fileReader() {
   };
   w.onerror = (e) => {
     e.preventDefault();
-    fail("the file reader failed: " + (e.message || "it did not start"));
+    fail();
   };
-  return reader.started;
+  return st.started;
 }
 
 // hashFile hashes the whole of file as hash id, reading it in chunks: in
@@ -132,11 +136,17 @@ function fileReader() {
 // chunks' reads under way while one is hashed. Dropped meanwhile, it stops.
 const AHEAD = 2; // chunks read ahead
 async function hashFile(id, file, chunk) {
-  const h = fresh();
+  let h = fresh();
   hashes.set(id, h);
   const t0 = performance.now();
   const w = await fileReader();
-  if (w && hashes.get(id) === h) return viaReader(w, id, h, file, chunk, t0);
+  if (hashes.get(id) !== h) return; // dropped meanwhile
+  if (w) {
+    if (await viaReader(w, id, h, file, chunk, t0)) return;
+    if (hashes.get(id) !== h) return;
+    h = fresh(); // the reader failed: from the start, here
+    hashes.set(id, h);
+  }
   const reads = [];
   let at = 0;
   const more = () => {
@@ -164,30 +174,43 @@ async function hashFile(id, file, chunk) {
 
 // viaReader hashes file as hash h (id), its chunks read by the file
 // reader w; each one hashed is acknowledged, so that the reader keeps at
-// most READER_AHEAD chunks read and not hashed.
+// most READER_AHEAD chunks read and not hashed. It resolves to true once
+// it has answered (or the hash was dropped), false if the reader failed
+// (it said nothing for READER_IDLE ms, or died): the caller then reads the
+// file itself.
 const READER_AHEAD = 3;
+const READER_IDLE = 60000;
 function viaReader(w, id, h, file, chunk, t0) {
+  const st = reader;
   return new Promise((done) => {
-    const end = (m) => {
-      reader.on.delete(id);
-      if (hashes.get(id) === h) hashes.delete(id);
+    let idle;
+    const end = (m, ok) => {
+      clearTimeout(idle);
+      st.on.delete(id);
+      if (ok && hashes.get(id) === h) hashes.delete(id);
       if (m) self.postMessage(m);
-      done();
+      done(ok);
     };
-    reader.on.set(id, (d) => {
-      if (hashes.get(id) !== h) { // dropped
+    const alive = () => {
+      clearTimeout(idle);
+      idle = setTimeout(() => st.fail(), READER_IDLE);
+    };
+    alive();
+    st.on.set(id, (d) => {
+      if (d.broken) {
+        end(null, false);
+      } else if (hashes.get(id) !== h) { // dropped
         w.postMessage({ id, drop: true });
-        end(null);
-        return;
-      }
-      if (d.error !== undefined) {
-        end({ id, error: d.error });
+        end(null, true);
+      } else if (d.error !== undefined) {
+        end({ id, error: d.error }, true);
       } else if (d.buf) {
+        alive();
         write(h, new Uint8Array(d.buf));
         w.postMessage({ id, took: true });
       } else if (d.end) {
         end(h.len === file.size ? { id, sum: sum(h), seconds: (performance.now() - t0) / 1000, reader: true }
-          : { id, error: "read " + h.len + " of the file's " + file.size + " bytes" });
+          : { id, error: "read " + h.len + " of the file's " + file.size + " bytes" }, true);
       }
     });
     w.postMessage({ id, file, chunk, ahead: READER_AHEAD });

@@ -12,6 +12,8 @@
 //                                   {id, error} if a read fails
 //   {id, took: true}                the digest worker hashed one chunk
 //   {id, drop: true}                stop reading file id
+//
+// It says {ready: true} once it runs.
 "use strict";
 const reads = new Map(); // id → {room: number, wake: function | null}
 

@@ -331,6 +331,7 @@ func (p *AuditPage) onDrop(ctx app.Context, e app.Event) {
 func (p *AuditPage) fromPicked(ctx app.Context, global string) {
 	names, err := pickedNames(global)
 	if err != nil {
+		p.stop()
 		p.fail(err)
 		return
 	}
@@ -341,6 +342,16 @@ func (p *AuditPage) fail(err error) {
 	p.Status, p.Err, p.Res = "error", err.Error(), nil
 }
 
+// stop cancels the audit running, if one is, and drops its late answers:
+// a pick that could not be read replaces it as a new pick would.
+func (p *AuditPage) stop() {
+	if p.cancel != nil {
+		p.cancel()
+		p.cancel = nil
+	}
+	p.gen++
+}
+
 // run audits the adapter in the engine worker, publishing its progress,
 // its inventory and then its result.
 //
@@ -348,10 +359,7 @@ func (p *AuditPage) fail(err error) {
 // and audits the new one: what the user asked for last is what the page
 // shows; the cancelled audit's late answers are dropped.
 func (p *AuditPage) run(ctx app.Context, in *jobs.Input, what string) {
-	if p.cancel != nil {
-		p.cancel()
-	}
-	p.gen++
+	p.stop()
 	gen := p.gen
 	current := func() bool { return p.gen == gen }
 	spec := &jobs.Spec{Kind: jobs.KindAudit, Adapter: in, Mode: p.Mode, Label: what, NoDigest: noDigest}

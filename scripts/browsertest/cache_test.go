@@ -125,18 +125,24 @@ func TestBrowserCache(t *testing.T) {
 	}
 
 	// An ETag: the second audit sends only the probes (one per file opened
-	// in each worker), which validate it.
-	e1 := func() int { audit("etag-1", srv.URL+"/etag/adapter/"); return srv.count("etag") }()
-	audit("etag-2", srv.URL+"/etag/adapter/")
+	// in each worker), which validate it, and reads the adapter's bytes
+	// from the cache. No ETag: nothing is kept, nothing read from it. (The
+	// requests are logged, not compared: how many a first audit makes
+	// depends on who read each span, the dealer or a worker.)
+	_, ke1 := audit("etag-1", srv.URL+"/etag/adapter/")
+	e1 := srv.count("etag")
+	_, ke2 := audit("etag-2", srv.URL+"/etag/adapter/")
 	e2 := srv.count("etag") - e1
-	// No ETag: nothing kept.
-	audit("bare-1", srv.URL+"/bare/adapter/")
+	_, kb1 := audit("bare-1", srv.URL+"/bare/adapter/")
 	b1 := srv.count("bare")
-	audit("bare-2", srv.URL+"/bare/adapter/")
+	_, kb2 := audit("bare-2", srv.URL+"/bare/adapter/")
 	b2 := srv.count("bare") - b1
 	t.Logf("with an ETag: %d then %d requests; with none: %d then %d", e1, e2, b1, b2)
-	if e2 >= e1 || b2 < b1 {
-		t.Errorf("an ETag's second audit made %d requests (first %d); without one %d (first %d)", e2, e1, b2, b1)
+	if !wroteBy.MatchString(ke1) || !regexp.MustCompile(`[\d.]+ MB read from the browser's cache`).MatchString(ke2) {
+		t.Errorf("with an ETag the first audit should keep the adapter's bytes and the second read them from the cache: %q, then %q", ke1, ke2)
+	}
+	if strings.Contains(kb1+kb2, "browser's cache") || b1 == 0 || b2 == 0 {
+		t.Errorf("with no ETag nothing should be kept: %d then %d requests; %q, then %q", b1, b2, kb1, kb2)
 	}
 	p.shot("cache")
 }
@@ -320,9 +326,10 @@ func TestBrowserDigests(t *testing.T) {
 	p.shot("digests")
 }
 
-// TestBrowserDigestNoReader: on a site whose digest worker has no file
-// reader (public/digestread.js missing), the digest worker reads the
-// picked files itself, says so, and its digests are the CLI's.
+// TestBrowserDigestNoReader: where the digest worker's file reader
+// (public/digestread.js) is missing, or fails on the first file it is
+// given, the digest worker reads the picked files itself (from their
+// start), says so, and its digests are the CLI's.
 func TestBrowserDigestNoReader(t *testing.T) {
 	e := harness(t)
 	ad := filepath.Join(e.world, "adapter")
@@ -332,39 +339,58 @@ func TestBrowserDigestNoReader(t *testing.T) {
 		} `json:"provenance"`
 	}
 	jsonOf(t, e.clefcheck(t, "audit", "--json", "--claims", "demo", ad), &cli)
-	hs := staticSite(t, "", func(site string) error { return os.Remove(filepath.Join(site, "web", "digestread.js")) })
-	p := newTab(t, tabLimit)
-	p.open(hs.URL+"/", "#load-demo")
-	if err := p.waitJS("the engine worker to list its claims profiles", engineListed, time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	p.choose("#claims", "demo")
-	p.upload("#adapter-files", filepath.Join(ad, "adapter_config.json"), filepath.Join(ad, "adapter_model.safetensors"), filepath.Join(ad, "extraction-report.json"))
-	if _, err := p.waitText("#verdict", "PASS", 2*time.Minute); err != nil {
-		p.shot("digests-no-reader")
-		t.Fatalf("the picked files with no file reader: %v", err)
-	}
-	if err := p.waitJS("the download button", `!!document.querySelector("#download-json")`, 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	var r struct {
-		Summary struct {
-			Kernel string `json:"kernel"`
-		} `json:"summary"`
-		Provenance struct {
-			Files []struct{ Name, SHA256 string } `json:"files"`
-		} `json:"provenance"`
-	}
-	jsonOf(t, pageReport(t, p), &r)
-	if !strings.Contains(r.Summary.Kernel, "in a worker of its own (digest.js), 3 picked files read there") {
-		t.Errorf("with no file reader the digest worker should read the picked files itself: %q", r.Summary.Kernel)
-	}
-	if len(r.Provenance.Files) != len(cli.Provenance.Files) || len(r.Provenance.Files) == 0 {
-		t.Fatalf("%d file digests, the CLI has %d", len(r.Provenance.Files), len(cli.Provenance.Files))
-	}
-	for i, f := range r.Provenance.Files {
-		if w := cli.Provenance.Files[i]; f.Name != w.Name || f.SHA256 != w.SHA256 {
-			t.Errorf("%s: the page's SHA-256 %s; the CLI's %s: %s", f.Name, f.SHA256, w.Name, w.SHA256)
+	reader := func(site string) string { return filepath.Join(site, "web", "digestread.js") }
+	for _, c := range []struct {
+		name string
+		edit func(site string) error
+	}{
+		{"missing", func(site string) error { return os.Remove(reader(site)) }},
+		{"failing", func(site string) error {
+			b, err := os.ReadFile(reader(site))
+			const find = "readFile(m.id, m.file, m.chunk, m.ahead);"
+			if err == nil && !strings.Contains(string(b), find) {
+				err = fmt.Errorf("digestread.js no longer holds %q", find)
+			}
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(reader(site), []byte(strings.Replace(string(b), find, `throw new Error("spoilt for the test");`, 1)), 0o644)
+		}},
+	} {
+		hs := staticSite(t, "", c.edit)
+		p := newTab(t, tabLimit)
+		p.open(hs.URL+"/", "#load-demo")
+		if err := p.waitJS("the engine worker to list its claims profiles", engineListed, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		p.choose("#claims", "demo")
+		p.upload("#adapter-files", filepath.Join(ad, "adapter_config.json"), filepath.Join(ad, "adapter_model.safetensors"), filepath.Join(ad, "extraction-report.json"))
+		if _, err := p.waitText("#verdict", "PASS", 2*time.Minute); err != nil {
+			p.shot("digests-reader-" + c.name)
+			t.Fatalf("%s file reader: %v", c.name, err)
+		}
+		if err := p.waitJS("the download button", `!!document.querySelector("#download-json")`, 30*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			Summary struct {
+				Kernel string `json:"kernel"`
+			} `json:"summary"`
+			Provenance struct {
+				Files []struct{ Name, SHA256 string } `json:"files"`
+			} `json:"provenance"`
+		}
+		jsonOf(t, pageReport(t, p), &r)
+		if !strings.Contains(r.Summary.Kernel, "in a worker of its own (digest.js), 3 picked files read there") {
+			t.Errorf("%s file reader: the digest worker should read the picked files itself: %q", c.name, r.Summary.Kernel)
+		}
+		if len(r.Provenance.Files) != len(cli.Provenance.Files) || len(r.Provenance.Files) == 0 {
+			t.Fatalf("%s file reader: %d file digests, the CLI has %d", c.name, len(r.Provenance.Files), len(cli.Provenance.Files))
+		}
+		for i, f := range r.Provenance.Files {
+			if w := cli.Provenance.Files[i]; f.Name != w.Name || f.SHA256 != w.SHA256 {
+				t.Errorf("%s file reader: %s: the page's SHA-256 %s; the CLI's %s: %s", c.name, f.Name, f.SHA256, w.Name, w.SHA256)
+			}
 		}
 	}
 }

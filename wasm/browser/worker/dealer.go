@@ -124,6 +124,17 @@ func windowDepth(n int) int {
 	return min(defaultDepth, max(1, (digestWindow/segmentBytes+1)/max(1, n)))
 }
 
+// earlyReads is how many spans the dealer reads before its n workers are
+// ready: as many as they will hold (depth each), and where the spans pass
+// the digest in file order, no more than its window takes with one more
+// span on its way (read all at once, all but the first may come early).
+func earlyReads(n, depth int, observed bool) int {
+	if observed {
+		return min(n*depth, digestWindow/segmentBytes+1)
+	}
+	return n * depth
+}
+
 // spanOf is the file and byte span covering a segment's pairs ("" when
 // they are not all in one file).
 func spanOf(seg []audit.Job) (file string, begin, end int64) {
@@ -421,7 +432,7 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 	// way instead. They are the reads the dealer would start first (in file
 	// order when that matters), as many as the workers will hold.
 	early := map[int]chan spanRead{}
-	for i := range min(len(segs), n*depth) {
+	for i := range min(len(segs), earlyReads(n, depth, p.observed())) {
 		early[i] = startRead(i)
 	}
 	send := func(w, i int) {

@@ -65,6 +65,9 @@ func (r *jobRunner) start(m msg.Job) {
 		y := &browser.Yielder{}
 		var reads retryCount
 		var pools []*AuditPool
+		// This job's picked files the digest worker hashed, and how many
+		// of them its file reader read (another job may run meanwhile).
+		var wholeHashed, readByReader atomic.Int64
 		host := runner.Host{
 			Open: func(in *jobs.Input) (fs.FS, error) {
 				fsys, err := openInput(in, files)
@@ -105,7 +108,7 @@ func (r *jobRunner) start(m msg.Job) {
 				r.post(msg.Event{ID: id, JSON: string(b)}.Value())
 			}
 		}
-		hits, stored, whole0, reader0 := cacheHits(), cacheStored(), wholeHashed.Load(), readByReader.Load()
+		hits, stored := cacheHits(), cacheStored()
 		var out *jobs.Output
 		var err error
 		if spec.Kind == jobs.KindCache {
@@ -127,8 +130,8 @@ func (r *jobRunner) start(m msg.Job) {
 		}
 		if spec.Kind == jobs.KindAudit && !spec.NoDigest {
 			line := "SHA-256: " + runner.SHA256.Name()
-			if n := wholeHashed.Load() - whole0; n > 0 {
-				if readByReader.Load()-reader0 == n {
+			if n := wholeHashed.Load(); n > 0 {
+				if readByReader.Load() == n {
 					line += fmt.Sprintf(", %d picked files read beside it (digestread.js)", n)
 				} else {
 					line += fmt.Sprintf(", %d picked files read there", n)
@@ -191,14 +194,6 @@ func windowFor(spec *jobs.Spec) int64 {
 	}
 	return digestWindow
 }
-
-// wholeHashed counts the picked files the digest worker hashed reading
-// them itself (for the kernel line).
-var wholeHashed atomic.Int64
-
-// readByReader counts the picked files the digest worker's file reader
-// (public/digestread.js, a thread of its own) read for it.
-var readByReader atomic.Int64
 
 // digestWindow is how many bytes of a file an audit's digest holds while
 // they wait for their turn (runner.Host.DigestWindow): the dealer's spans
