@@ -2,17 +2,39 @@
 // runs engine.wasm (web/worker, built with the same Go as app.wasm, whose
 // main is wasm/browser/worker.Serve) and hands it the messages. The
 // protocol is wasm/browser/msg's (its doc.go lists every message): this
-// file posts only {op: "error", msg} when engine.wasm does not load, and
-// queues the messages that come before Go runs (Serve drains
-// clefcheckQueue, then posts {op: "ready", simd_error}).
+// file posts only {op: "error", msg} when engine.wasm does not load or
+// stops (a Go program that panicked or deadlocked answers nothing more:
+// the page then hears why instead of waiting forever), and queues the
+// messages that come before Go runs (Serve drains clefcheckQueue, then
+// posts {op: "ready", simd_error}).
 "use strict";
 importScripts("../wasm_exec.js", "clefcheck.js");
 self.clefcheckQueue = [];
 self.onmessage = (e) => self.clefcheckQueue.push(e); // until Go takes over
+// The last lines Go wrote (wasm_exec.js writes its output with
+// console.log), for the message if it stops.
+const last = [];
+for (const k of ["log", "error"]) {
+  const f = console[k].bind(console);
+  console[k] = (...a) => {
+    last.push(a.join(" "));
+    if (last.length > 12) last.shift();
+    f(...a);
+  };
+}
 const go = new Go();
+let exitCode = 0;
+const exit = go.exit.bind(go);
+go.exit = (code) => {
+  exitCode = code;
+  exit(code);
+};
 WebAssembly.instantiateStreaming(fetch("engine.wasm" + self.location.search), go.importObject)
   .then((r) => {
     self.clefcheckMem = r.instance.exports.mem; // for the SIMD kernels (wasm/browser/worker/simd.go)
-    go.run(r.instance);
+    return go.run(r.instance).then(() => {
+      const tail = last.join("\n").slice(-1500);
+      self.postMessage({ op: "error", msg: "engine.wasm stopped (exit code " + exitCode + ")" + (tail ? ": " + tail : "") });
+    });
   })
   .catch((err) => self.postMessage({ op: "error", msg: "engine.wasm: " + err }));

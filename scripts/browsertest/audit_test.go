@@ -8,6 +8,7 @@ package browsertest
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -182,5 +183,26 @@ func TestBrowserNoEngine(t *testing.T) {
 	if e, err := p.waitText("#error", "engine", 30*time.Second); err != nil {
 		p.shot("no-engine")
 		t.Fatalf("no error for a missing engine.wasm: %q %v", e, err)
+	}
+	// An engine.wasm that stops (a Go program that panicked answers
+	// nothing more): worker.js says so, and the page shows it instead of
+	// waiting forever. Here it "stops" as soon as it is instantiated.
+	stops := staticSite(t, "", func(site string) error {
+		f := filepath.Join(site, "web", "worker.js")
+		b, err := os.ReadFile(f)
+		const find = "return go.run(r.instance).then("
+		if err == nil && !strings.Contains(string(b), find) {
+			err = fmt.Errorf("worker.js no longer holds %q", find)
+		}
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(f, []byte(strings.Replace(string(b), find, `console.log("panic: spoilt for the test"); return Promise.resolve().then(`, 1)), 0o644)
+	})
+	p.open(stops.URL+"/", "#load-demo")
+	p.click("#load-demo")
+	if e, err := p.waitText("#error", "engine.wasm stopped", 30*time.Second); err != nil || !strings.Contains(e, "panic: spoilt for the test") {
+		p.shot("engine-stops")
+		t.Fatalf("an engine.wasm that stops: %q %v", e, err)
 	}
 }

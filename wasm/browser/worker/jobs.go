@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -52,6 +53,15 @@ func (r *jobRunner) start(m msg.Job) {
 			delete(r.cancels, id)
 			r.mu.Unlock()
 			cancel()
+		}()
+		// A panic in a job would stop engine.wasm, and every job with it
+		// (worker.js then says so): this one fails instead, with the
+		// panic's value, its stack on the console.
+		defer func() {
+			if v := recover(); v != nil {
+				js.Global().Get("console").Call("error", fmt.Sprintf("clefcheck: job %d (%s) panicked: %v\n%s", id, spec.Kind, v, debug.Stack()))
+				r.post(msg.Fail{ID: id, Msg: fmt.Sprintf("internal error in clefcheck's engine (%s): %v — please report it", spec.Kind, v)}.Value())
+			}
 		}()
 		if spec.Kind == jobs.KindAudit && !spec.NoDigest {
 			// The digest worker is starting (serve.go): its check takes a
