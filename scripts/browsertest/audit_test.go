@@ -206,3 +206,28 @@ func TestBrowserNoEngine(t *testing.T) {
 		t.Fatalf("an engine.wasm that stops: %q %v", e, err)
 	}
 }
+
+// TestBrowserEngineRestart: an engine worker that never starts (here its
+// worker.js does nothing unless it is the restarted one) is started again
+// after 30 s, and the job posted to it is done by the new one.
+func TestBrowserEngineRestart(t *testing.T) {
+	p := newTab(t, tabLimit)
+	hs := staticSite(t, "", func(site string) error {
+		f := filepath.Join(site, "web", "worker.js")
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(f, append(append([]byte("if (self.location.search.includes(\"restart=\")) {\n"), b...), "\n}\n"...), 0o644)
+	})
+	p.open(hs.URL+"/embed?where=browser", "#demo-decide")
+	start := time.Now()
+	p.click("#demo-decide")
+	if _, err := p.waitText("#demo-result", " ms", 2*time.Minute); err != nil {
+		p.shot("engine-restart")
+		t.Fatalf("no decision from a restarted engine worker: %v (page: %s)", err, clip(p.text("main"), 300))
+	}
+	if d := time.Since(start); d < 25*time.Second {
+		t.Errorf("the decision came after %v: the first worker was not the one that never started", d)
+	}
+}

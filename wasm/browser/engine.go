@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"syscall/js"
+	"time"
 
 	"github.com/kvit-s/clefcheck/wasm/browser/msg"
 	"github.com/kvit-s/clefcheck/wasm/jobs"
@@ -27,19 +29,28 @@ import (
 type Engine struct {
 	WorkerURL string
 
-	mu     sync.Mutex
-	w      js.Value
-	funcs  []js.Func
-	next   int
-	calls  map[int]*call
-	broken error // the worker failed; the next Run starts a new one
+	mu       sync.Mutex
+	w        js.Value
+	funcs    []js.Func
+	next     int
+	calls    map[int]*call
+	broken   error // the worker failed; the next Run starts a new one
+	ready    bool  // the worker said Ready
+	restarts int   // workers started again because one did not start
 }
 
 type call struct {
 	mu    sync.Mutex
 	queue []js.Value
 	wake  chan struct{}
+	job   js.Value // the msg.Job posted, posted again to a restarted worker
 }
+
+// startTimeout is how long a worker has to say Ready (it compiles
+// engine.wasm, checks its kernels) before it is started again, once: a
+// worker that never started has been seen, rarely, in the tests' freshly
+// loaded pages, its jobs then waiting forever.
+const startTimeout = 30 * time.Second
 
 func (c *call) push(v js.Value) {
 	c.mu.Lock()
@@ -61,9 +72,18 @@ func (c *call) pop() []js.Value {
 
 // startLocked starts the worker (e.mu held).
 func (e *Engine) startLocked() {
-	e.w = js.Global().Get("Worker").New(e.WorkerURL)
-	e.calls, e.broken = map[int]*call{}, nil
+	u := e.WorkerURL
+	if e.restarts > 0 { // a worker started again says so (to the tests)
+		sep := "?"
+		if strings.Contains(u, "?") {
+			sep = "&"
+		}
+		u += fmt.Sprintf("%srestart=%d", sep, e.restarts)
+	}
+	e.w = js.Global().Get("Worker").New(u)
+	e.calls, e.broken, e.ready = map[int]*call{}, nil, false
 	w := e.w
+	time.AfterFunc(startTimeout, func() { e.notStarted(w) })
 	// fail ends every pending call: the worker could not start (worker.js
 	// says so with an "error" message) or died.
 	fail := func(m string) {
@@ -82,6 +102,11 @@ func (e *Engine) startLocked() {
 		d := args[0].Get("data")
 		switch msg.OpOf(d) {
 		case msg.OpReady:
+			e.mu.Lock()
+			if e.w.Equal(w) {
+				e.ready = true
+			}
+			e.mu.Unlock()
 			return nil
 		case msg.OpError:
 			fail("the engine worker failed: " + msg.ErrorOf(d).Msg)
@@ -112,6 +137,47 @@ func (e *Engine) startLocked() {
 	w.Set("onerror", onErr)
 }
 
+// notStarted: worker w has not said Ready within startTimeout. The first
+// time, a new worker takes its jobs (they are posted to it again); after
+// that, its jobs fail with the reason, and the next Run starts afresh.
+func (e *Engine) notStarted(w js.Value) {
+	e.mu.Lock()
+	if !e.w.Equal(w) || e.ready || e.broken != nil {
+		e.mu.Unlock()
+		return
+	}
+	if e.restarts == 0 {
+		e.restarts++
+		calls := e.calls
+		e.stopLocked()
+		e.startLocked()
+		e.calls = calls
+		for _, c := range calls {
+			e.w.Call("postMessage", c.job)
+		}
+		js.Global().Get("console").Call("warn", fmt.Sprintf("clefcheck: the engine worker did not start within %v; started again (%d jobs)", startTimeout, len(calls)))
+		e.mu.Unlock()
+		return
+	}
+	e.broken = fmt.Errorf("the engine worker did not start within %v, twice (%s)", startTimeout, e.WorkerURL)
+	calls := e.calls
+	e.mu.Unlock()
+	for id, c := range calls {
+		c.push(msg.Fail{ID: id, Msg: e.broken.Error()}.Value())
+	}
+}
+
+// stopLocked terminates the worker and releases its handlers (e.mu held).
+func (e *Engine) stopLocked() {
+	if e.w.Truthy() {
+		e.w.Call("terminate")
+	}
+	for _, f := range e.funcs {
+		f.Release()
+	}
+	e.funcs = nil
+}
+
 // Run runs spec in the engine worker: files maps the keys of the spec's
 // "files" inputs to FileLists (or arrays of File), onEvent (may be nil)
 // gets the job's events in order.
@@ -123,37 +189,32 @@ func (e *Engine) Run(ctx context.Context, spec *jobs.Spec, files map[string]js.V
 	if err != nil {
 		return nil, err
 	}
+	fl := js.Global().Get("Object").New()
+	for k, v := range files {
+		fl.Set(k, v)
+	}
 	e.mu.Lock()
 	if !e.w.Truthy() || e.broken != nil {
-		if e.w.Truthy() {
-			e.w.Call("terminate")
-			for _, f := range e.funcs { // the old worker's handlers
-				f.Release()
-			}
-			e.funcs = nil
-		}
+		e.stopLocked() // the old worker, if any
 		e.startLocked()
 	}
 	e.next++
 	id := e.next
-	c := &call{wake: make(chan struct{}, 1)}
+	c := &call{wake: make(chan struct{}, 1), job: msg.Job{ID: id, Spec: string(b), Files: fl}.Value()}
 	e.calls[id] = c
-	w := e.w
+	e.w.Call("postMessage", c.job)
 	e.mu.Unlock()
 	defer func() {
 		e.mu.Lock()
 		delete(e.calls, id)
 		e.mu.Unlock()
 	}()
-	fl := js.Global().Get("Object").New()
-	for k, v := range files {
-		fl.Set(k, v)
-	}
-	w.Call("postMessage", msg.Job{ID: id, Spec: string(b), Files: fl}.Value())
 	for {
 		select {
 		case <-ctx.Done():
-			w.Call("postMessage", msg.Cancel{ID: id}.Value())
+			e.mu.Lock()
+			e.w.Call("postMessage", msg.Cancel{ID: id}.Value())
+			e.mu.Unlock()
 			return nil, ctx.Err()
 		case <-c.wake:
 		}
