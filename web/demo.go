@@ -2,8 +2,10 @@ package web
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
@@ -134,8 +136,29 @@ func (p *DemoPage) onDecide(ctx app.Context, e app.Event) {
 		spec.Server = u
 	}
 	p.Status, p.Err = "running", ""
+	// A decision has a time limit (the decision server's client gives up
+	// after 60 s, so the page waits longer for a server): with no answer
+	// by then, the engine worker is started afresh and asked once more.
+	// A decision that never came back has been seen, rarely, on a freshly
+	// loaded page.
+	limit := 45 * time.Second
+	if !spec.Browser {
+		limit = 90 * time.Second
+	}
 	ctx.Async(func() {
-		out, err := runJob(context.Background(), spec, nil)
+		decide := func() (*jobs.Output, error) {
+			tctx, cancel := context.WithTimeout(context.Background(), limit)
+			defer cancel()
+			return runJob(tctx, spec, nil)
+		}
+		out, err := decide()
+		if errors.Is(err, context.DeadlineExceeded) {
+			resetEngine(fmt.Sprintf("no decision within %v", limit))
+			out, err = decide()
+			if errors.Is(err, context.DeadlineExceeded) {
+				err = fmt.Errorf("no decision within %v, twice (the engine worker was started afresh in between)", limit)
+			}
+		}
 		dispatch(ctx, func(ctx app.Context) {
 			if err != nil {
 				p.Status, p.Err = "error", err.Error()

@@ -55,6 +55,10 @@ func runJob(ctx context.Context, spec *jobs.Spec, onEvent func(jobs.Event)) (*jo
 	return out, err
 }
 
+// resetEngine stops the engine worker (its jobs fail with why); the next
+// job starts a new one.
+func resetEngine(why string) { engine.Reset(why) }
+
 // hostAnswers tells whether the host at u answers this page at all: a
 // no-cors request needs no CORS from it, so it fails only when nothing
 // answers (or not within a few seconds).

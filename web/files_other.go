@@ -38,3 +38,6 @@ func hostAnswers(string) bool { return false }
 
 // siteHasService: outside the browser the demo service is assumed.
 func siteHasService() bool { return true }
+
+// resetEngine: outside the browser there is no engine worker to reset.
+func resetEngine(string) {}

@@ -167,6 +167,19 @@ func (e *Engine) notStarted(w js.Value) {
 	}
 }
 
+// Reset stops the engine worker: its jobs fail with why, and the next Run
+// starts a new one (a page's watchdog: a job with no answer in its time).
+func (e *Engine) Reset(why string) {
+	e.mu.Lock()
+	calls := e.calls
+	e.stopLocked()
+	e.w, e.calls = js.Undefined(), map[int]*call{}
+	e.mu.Unlock()
+	for id, c := range calls {
+		c.push(msg.Fail{ID: id, Msg: why}.Value())
+	}
+}
+
 // stopLocked terminates the worker and releases its handlers (e.mu held).
 func (e *Engine) stopLocked() {
 	if e.w.Truthy() {
