@@ -2,10 +2,21 @@
 
 package web
 
-import "github.com/maxence-charriere/go-app/v10/pkg/app"
+import (
+	_ "embed"
+
+	"github.com/maxence-charriere/go-app/v10/pkg/app"
+)
 
 // The server side of go-app lives behind !wasm so that app.wasm does not
 // carry it (it would double the binary).
+
+// serviceWorker is the site's app-worker.js (go-app fills in the version
+// and the shell's files): it serves only the shell from its cache and
+// leaves every other request to the network.
+//
+//go:embed appworker.js
+var serviceWorker string
 
 // Handler returns the app's handler; version must change with app.wasm.
 func Handler(version string, res app.ResourceResolver) *app.Handler {
@@ -22,6 +33,9 @@ func Handler(version string, res app.ResourceResolver) *app.Handler {
 		Version:      version,
 		Resources:    res,
 		LoadingLabel: "Loading clefcheck ({progress}%)",
+		// go-app's default worker answers every request itself, ranges and
+		// POSTs included; this one answers only for the shell.
+		ServiceWorkerTemplate: serviceWorker,
 		RawHeaders: []string{
 			// Static hosts set no headers: the page says its referrer policy
 			// itself (clefcheck serve sends the header too).
