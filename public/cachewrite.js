@@ -8,7 +8,7 @@
 // and go back the same way, for the engine worker's next write.
 "use strict";
 self.clefcheckIsCacheWriter = true;
-importScripts("clefcheck.js");
+importScripts("clefcheck.js" + self.location.search); // the version, as worker.js
 const dirs = new Map(); // the cache folder's name → its operations (a promise)
 self.onmessage = async (e) => {
   const { id, dir, name, parts, remove } = e.data;

@@ -235,7 +235,7 @@ function cacheWriter() {
   if (self.clefcheckIsCacheWriter || typeof Worker !== "function" || !self.location) return null;
   let w;
   try {
-    w = new Worker(new URL("cachewrite.js", self.location.href));
+    w = new Worker(new URL("cachewrite.js" + self.location.search, self.location.href)); // with the version
   } catch (e) {
     return null;
   }

@@ -98,7 +98,7 @@ function fileReader() {
   reader = st;
   let w;
   try {
-    w = new Worker(new URL("digestread.js", self.location.href));
+    w = new Worker(new URL("digestread.js" + self.location.search, self.location.href)); // with the version
   } catch (e) {
     ready(null);
     return st.started;

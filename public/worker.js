@@ -8,7 +8,10 @@
 // messages that come before Go runs (Serve drains clefcheckQueue, then
 // posts {op: "ready", simd_error}).
 "use strict";
-importScripts("../wasm_exec.js", "clefcheck.js");
+// The scripts carry this worker's query (its version, ?v=…), as engine.wasm
+// does: a new deploy never pairs a fresh engine.wasm with an older script
+// from the browser's HTTP cache. The workers it starts do the same.
+importScripts("../wasm_exec.js" + self.location.search, "clefcheck.js" + self.location.search);
 self.clefcheckQueue = [];
 self.onmessage = (e) => self.clefcheckQueue.push(e); // until Go takes over
 // The last lines Go wrote (wasm_exec.js writes its output with

@@ -335,6 +335,7 @@ func (p *AuditPage) fromPicked(ctx app.Context, global string) {
 		p.fail(err)
 		return
 	}
+	p.URL = "" // the field no longer names what is audited (nor does the link)
 	p.run(ctx, &jobs.Input{Files: global}, fmt.Sprintf("%d local files (%s)", len(names), clip(strings.Join(names, ", "), 100)))
 }
 

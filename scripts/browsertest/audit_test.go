@@ -112,6 +112,10 @@ func TestBrowserTamperedFiles(t *testing.T) {
 	if v := p.text("#verdict"); !strings.Contains(v, "FAIL") || strings.Contains(p.text("main"), "audit stopped") {
 		t.Errorf("the cancelled audit's answer replaced the picked files' verdict: %q, %s", v, clip(p.text("main"), 400))
 	}
+	// The URL field no longer names the source the picked files replaced.
+	if u, _ := eval[string](p, `document.querySelector("#adapter-url").value`); u != "" {
+		t.Errorf("after picking files the Adapter field still shows %q", u)
+	}
 	text, err := p.waitText("#findings", "config.invalid", 30*time.Second)
 	p.shot("audit-tampered")
 	if err != nil {

@@ -27,10 +27,14 @@ func TestBrowserServiceWorker(t *testing.T) {
 	e.clefcheck(t, "site", "--out", site, "--web", e.web, "--world", e.world)
 	var mu sync.Mutex
 	seen := map[string]int{} // "METHOD path range" → requests
+	var scripts []string     // the workers' scripts asked for, with their queries
 	files := staticHost(site, "")
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		seen[fmt.Sprintf("%s %s %s", r.Method, r.URL.Path, r.Header.Get("Range"))]++
+		if strings.HasSuffix(r.URL.Path, ".js") || r.URL.Path == "/web/engine.wasm" {
+			scripts = append(scripts, r.URL.RequestURI())
+		}
 		mu.Unlock()
 		if r.Method == http.MethodPost {
 			http.Error(w, `{"error":{"code":"nothing_here","message":"a static site"}}`, http.StatusNotFound)
@@ -99,5 +103,29 @@ func TestBrowserServiceWorker(t *testing.T) {
 	mu.Unlock()
 	if len(ranges) < 2 {
 		t.Errorf("the demo audit's reads did not reach the server as ranges: %v", ranges)
+	}
+	// The workers' scripts carry the site's version (?v=…): a new deploy
+	// never pairs a fresh engine.wasm with an older script from the HTTP
+	// cache. (The page's own clefcheck.js is go-app's, kept by version in
+	// the service worker's cache.)
+	mu.Lock()
+	defer mu.Unlock()
+	versioned := map[string]bool{}
+	for _, s := range scripts {
+		path, q, _ := strings.Cut(s, "?")
+		switch path {
+		case "/web/worker.js", "/web/engine.wasm", "/web/digest.js", "/web/digestread.js", "/web/cachewrite.js":
+			if !strings.Contains(q, "v=") {
+				t.Errorf("%s was asked for without the site's version", s)
+			}
+		}
+		if strings.Contains(q, "v=") {
+			versioned[path] = true
+		}
+	}
+	for _, s := range []string{"/web/worker.js", "/web/engine.wasm", "/web/digest.js", "/web/clefcheck.js", "/wasm_exec.js"} {
+		if !versioned[s] {
+			t.Errorf("no worker asked for %s with the site's version (asked: %v)", s, scripts)
+		}
 	}
 }

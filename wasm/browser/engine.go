@@ -47,9 +47,10 @@ type call struct {
 }
 
 // startTimeout is how long a worker has to say Ready (it compiles
-// engine.wasm, checks its kernels) before it is started again, once: a
-// worker that never started has been seen, rarely, in the tests' freshly
-// loaded pages, its jobs then waiting forever.
+// engine.wasm, checks its kernels) before it is started again, once. It is
+// a guard, not the fix of something observed: a worker that never starts
+// (its script or engine.wasm never arriving) would otherwise leave its
+// jobs waiting forever.
 const startTimeout = 30 * time.Second
 
 func (c *call) push(v js.Value) {

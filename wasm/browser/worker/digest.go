@@ -85,7 +85,8 @@ func startDigestWorker(code []byte) (*digestWorker, error) {
 	if !loc.Truthy() || js.Global().Get("Worker").Type() != js.TypeFunction {
 		return nil, errors.New("no Worker here")
 	}
-	u := js.Global().Get("URL").New("digest.js", loc.Get("href")).Call("toString").String()
+	// With this worker's query: its version (worker.js).
+	u := js.Global().Get("URL").New("digest.js"+loc.Get("search").String(), loc.Get("href")).Call("toString").String()
 	d := &digestWorker{sums: map[int][]chan digestReply{}, freed: make(chan struct{}, 1)}
 	ready := make(chan error, 1)
 	d.onMsg = js.FuncOf(func(this js.Value, args []js.Value) any {
