@@ -9,10 +9,10 @@
 // stopping at limit bytes (the rest is cancelled, never buffered), so Go
 // gets the whole body with one call instead of one per network chunk.
 // Resolves to {status, headers, body: Uint8Array, truncated}.
-self.clefcheckFetch = async function (url, method, headers, body, limit, signal) {
+self.clefcheckFetch = async function (url, method, headers, body, limit, signal, answerMs) {
   const init = { method: method || "GET", headers: headers || {}, signal: signal, credentials: "omit", redirect: "follow" };
   if (body && body.byteLength > 0) init.body = body;
-  const resp = await fetch(url, init);
+  const resp = await clefcheckAnswered(url, init, answerMs);
   const hdrs = {};
   resp.headers.forEach((v, k) => { hdrs[k.toLowerCase()] = v; });
   let out = new Uint8Array(0), truncated = false;
@@ -55,6 +55,38 @@ self.clefcheckFetch = async function (url, method, headers, body, limit, signal)
   return { status: resp.status, headers: hdrs, body: out, truncated: truncated, url: resp.url };
 };
 
+// clefcheckAnswered is fetch(url, init), aborted when its answer (the
+// response's headers) has not come within ms milliseconds (none: no
+// limit): it then rejects with an Error named ClefcheckNoAnswer, which the
+// engine takes for a timeout and tries again (fetch.NoAnswer). Aborting
+// init.signal aborts it, before and after the answer.
+async function clefcheckAnswered(url, init, ms) {
+  if (!(ms > 0)) return fetch(url, init);
+  const ac = new AbortController();
+  const outer = init.signal;
+  if (outer) {
+    if (outer.aborted) ac.abort(outer.reason);
+    else outer.addEventListener("abort", () => ac.abort(outer.reason), { once: true });
+  }
+  let late = false;
+  const timer = setTimeout(() => {
+    late = true;
+    ac.abort();
+  }, ms);
+  try {
+    return await fetch(url, Object.assign({}, init, { signal: ac.signal }));
+  } catch (e) {
+    if (late && !(outer && outer.aborted)) {
+      const err = new Error("no answer within " + ms / 1000 + " s");
+      err.name = "ClefcheckNoAnswer";
+      throw err;
+    }
+    throw e;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 // clefcheckBody awaits a read of a response's body: a body cut short (the
 // connection reset or closed mid-body) rejects with an Error that says so,
 // not with fetch's TypeError, which Go takes for a request that got no
@@ -77,10 +109,10 @@ async function clefcheckBody(p, signal, n) {
 // source.HTTP.ReadWith) fetches the audit pool workers' next segments with
 // it while they compute, and transfers the buffers to them (no copy through
 // its Go memory).
-self.clefcheckFetchRange = async function (url, start, end, token, signal) {
+self.clefcheckFetchRange = async function (url, start, end, token, signal, answerMs) {
   const headers = { Range: "bytes=" + start + "-" + end };
   if (token) headers.Authorization = "Bearer " + token;
-  const resp = await fetch(url, { headers: headers, credentials: "omit", signal: signal });
+  const resp = await clefcheckAnswered(url, { headers: headers, credentials: "omit", signal: signal }, answerMs);
   const hdrs = {};
   resp.headers.forEach((v, k) => { hdrs[k.toLowerCase()] = v; });
   let buf = null;

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"syscall/js"
+	"time"
 
 	"github.com/kvit-s/clefcheck/wasm/fetch"
 )
@@ -24,6 +25,15 @@ type Fetch struct{}
 type timeoutError struct{ error }
 
 func (timeoutError) Timeout() bool { return true }
+
+// NoAnswer is the *fetch.NoAnswer that err (a rejection of
+// clefcheckFetch or clefcheckFetchRange) is, or nil.
+func NoAnswer(err error, after time.Duration) error {
+	if err == nil || !strings.Contains(err.Error(), "ClefcheckNoAnswer") {
+		return nil
+	}
+	return &fetch.NoAnswer{After: after}
+}
 
 // Do performs req; cancelling ctx aborts the request.
 func (Fetch) Do(ctx context.Context, req *fetch.Request) (*fetch.Response, error) {
@@ -46,8 +56,11 @@ func (Fetch) Do(ctx context.Context, req *fetch.Request) (*fetch.Response, error
 	ac := js.Global().Get("AbortController").New()
 	stop := context.AfterFunc(ctx, func() { ac.Call("abort") })
 	defer stop()
-	v, err := Await(fn.Invoke(req.URL, req.Method, hdr, body, float64(req.Limit), ac.Get("signal")))
+	v, err := Await(fn.Invoke(req.URL, req.Method, hdr, body, float64(req.Limit), ac.Get("signal"), float64(req.AnswerWithin.Milliseconds())))
 	if err != nil {
+		if na := NoAnswer(err, req.AnswerWithin); na != nil && ctx.Err() == nil {
+			return nil, na
+		}
 		if ctx.Err() != nil {
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				return nil, timeoutError{fmt.Errorf("request aborted: %w", ctx.Err())}

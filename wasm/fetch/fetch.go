@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -21,7 +22,23 @@ type Request struct {
 	// (natively): Response.Body is then Into[:n], with no buffer of its
 	// own and no copy. A Range read passes its destination.
 	Into []byte
+	// AnswerWithin, when set, is the most time until the response's
+	// headers: a request with no answer by then is aborted with a
+	// *NoAnswer (a timeout), so that a stalled connection is tried again
+	// rather than waited on for the whole of its caller's deadline. The
+	// body, once the answer came, is read under the caller's context alone.
+	AnswerWithin time.Duration
 }
+
+// NoAnswer is a request aborted for want of an answer within
+// Request.AnswerWithin.
+type NoAnswer struct{ After time.Duration }
+
+func (e *NoAnswer) Error() string {
+	return fmt.Sprintf("no answer within %v (the request was aborted, to be tried again)", e.After)
+}
+
+func (*NoAnswer) Timeout() bool { return true }
 
 // Response is a response with its body read.
 type Response struct {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 )
 
 func init() { Default = NetHTTP{} }
@@ -39,6 +40,26 @@ func CheckRedirect(req *http.Request, via []*http.Request) error {
 
 // Do sends req and reads at most req.Limit body bytes (no limit if 0).
 func (n NetHTTP) Do(ctx context.Context, req *Request) (*Response, error) {
+	d := req.AnswerWithin
+	if d <= 0 {
+		return n.do(ctx, req, func() {})
+	}
+	// Cancelled if the answer does not come in time; the timer is stopped
+	// when it does, and the body is then read under ctx alone.
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	late := &NoAnswer{After: d}
+	t := time.AfterFunc(d, func() { cancel(late) })
+	resp, err := n.do(actx, req, func() { t.Stop() })
+	if err != nil && ctx.Err() == nil && context.Cause(actx) == error(late) {
+		return nil, late
+	}
+	return resp, err
+}
+
+// do sends req; answered is called as soon as the response's headers came
+// (or the request failed).
+func (n NetHTTP) do(ctx context.Context, req *Request, answered func()) (*Response, error) {
 	method := req.Method
 	if method == "" {
 		method = http.MethodGet
@@ -59,6 +80,7 @@ func (n NetHTTP) Do(ctx context.Context, req *Request) (*Response, error) {
 		c = client
 	}
 	resp, err := c.Do(hr)
+	answered()
 	if err != nil {
 		return nil, err
 	}

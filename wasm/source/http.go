@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/kvit-s/clefcheck/wasm/fetch"
 )
@@ -48,6 +49,11 @@ type HTTP struct {
 	retries atomic.Int64
 	down    atomic.Bool // the last read that gave up never got an answer: retry less
 }
+
+// AnswerWithin is how long each try of a range read waits for its answer
+// (the response's headers) before it is aborted and tried again
+// (Retry.Answer).
+func (h *HTTP) AnswerWithin() time.Duration { return h.Retry.orDefault().Answer }
 
 // Retries is how many requests were attempts after a first (retries after
 // a failure, and re-requests of a file's own URL for a fresh redirect).
@@ -173,7 +179,7 @@ type Sender func(ctx context.Context, u string, header map[string]string) (resp 
 func (h *HTTP) sender(n int64, body *[]byte, etag *string, into []byte) Sender {
 	limit := max(n, int64(max(h.FirstChunk, 1))) + 1
 	return func(ctx context.Context, u string, hdr map[string]string) (*fetch.Response, int64, error) {
-		resp, err := fetch.Or(h.Doer).Do(ctx, &fetch.Request{URL: u, Header: hdr, Limit: limit, Into: into})
+		resp, err := fetch.Or(h.Doer).Do(ctx, &fetch.Request{URL: u, Header: hdr, Limit: limit, Into: into, AnswerWithin: h.AnswerWithin()})
 		if err != nil {
 			return nil, 0, err
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/kvit-s/clefcheck/wasm/audit"
 	"github.com/kvit-s/clefcheck/wasm/claims"
+	"github.com/kvit-s/clefcheck/wasm/report"
 	"github.com/kvit-s/clefcheck/wasm/source"
 	"github.com/kvit-s/clefcheck/wasm/world"
 )
@@ -173,4 +175,78 @@ func TestHTTPPreload(t *testing.T) {
 	if _, err := ra.ReadAt(buf, 3<<20-100); err != nil || !bytes.Equal(buf, data[3<<20-100:4<<20-95]) || requests.Load() != 1 {
 		t.Errorf("across the span's end: %v, %d requests", err, requests.Load())
 	}
+}
+
+// TestHTTPNoAnswer: a try whose answer (its headers) does not come within
+// Retry.Answer is aborted and tried again — a stalled connection does not
+// hold the read for the whole budget — while an answer whose body comes
+// slowly is waited for (Answer bounds the headers, not the body). Every
+// stalled request is given up by the client: the server sees it gone.
+func TestHTTPNoAnswer(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789abcdef"), 4<<10)
+	var stall, slowBody atomic.Int32 // requests to stall before answering; to answer, then stall
+	var gone atomic.Int32            // stalled requests the client gave up
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if stall.Add(-1) >= 0 {
+			select {
+			case <-r.Context().Done():
+				gone.Add(1)
+			case <-time.After(10 * time.Second):
+			}
+			return
+		}
+		if slowBody.Add(-1) >= 0 {
+			w.Header().Set("Content-Range", fmt.Sprintf("bytes 0-%d/%d", len(data)-1, len(data)))
+			w.Header().Set("Content-Length", fmt.Sprint(len(data)))
+			w.WriteHeader(206)
+			w.(http.Flusher).Flush()
+			time.Sleep(600 * time.Millisecond) // longer than Answer
+			w.Write(data)
+			return
+		}
+		http.ServeContent(w, r, "f", time.Time{}, bytes.NewReader(data))
+	}))
+	defer hs.Close()
+	policy := source.Retry{Base: 2 * time.Millisecond, Max: 20 * time.Millisecond, Budget: 10 * time.Second, Answer: 200 * time.Millisecond}
+
+	h, _ := source.NewHTTP(hs.URL)
+	h.Retry, h.FirstChunk = policy, len(data)
+	stall.Store(2)
+	start := time.Now()
+	got, err := source.ReadSmall(h, "f", 1<<20)
+	if err != nil || !bytes.Equal(got, data) || h.Retries() != 2 {
+		t.Fatalf("two stalled tries then an answer: %v, %d retries (want 2)", err, h.Retries())
+	}
+	if d := time.Since(start); d < 400*time.Millisecond || d > 3*time.Second {
+		t.Errorf("two tries of 200 ms without an answer took %v", d)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for gone.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if gone.Load() != 2 {
+		t.Errorf("the server saw %d of the 2 stalled requests given up", gone.Load())
+	}
+
+	h, _ = source.NewHTTP(hs.URL)
+	h.Retry, h.FirstChunk = policy, len(data)
+	slowBody.Store(1)
+	got, err = source.ReadSmall(h, "f", 1<<20)
+	if err != nil || !bytes.Equal(got, data) || h.Retries() != 0 {
+		t.Errorf("an answer whose body came after 600 ms: %v, %d retries (want 0: Answer bounds the headers only)", err, h.Retries())
+	}
+
+	// Never an answer: the budget, not forever, with every try aborted.
+	h, _ = source.NewHTTP(hs.URL)
+	h.Retry, h.FirstChunk = source.Retry{Base: 2 * time.Millisecond, Max: 20 * time.Millisecond, Budget: time.Second, Answer: 150 * time.Millisecond}, len(data)
+	stall.Store(1 << 20)
+	start = time.Now()
+	_, err = source.ReadSmall(h, "f", 1<<20)
+	if err == nil || !errors.Is(err, report.ErrUnreachable) || !strings.Contains(err.Error(), "no answer within 150ms") {
+		t.Errorf("a server that never answers: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("a server that never answers held the read %v (budget 1 s)", d)
+	}
+	stall.Store(0)
 }

@@ -51,6 +51,11 @@ func (h *HTTP) read(ctx context.Context, name string, off, n int64, send Sender)
 		var retryAfter time.Duration
 		if err != nil {
 			if rctx.Err() != nil {
+				// The budget ended during this try: the failure before it
+				// says more than the deadline does.
+				if last != nil {
+					err = last
+				}
 				return 0, 0, h.giveUp(orig, start, try, lastStatus, answered, fmt.Sprintf("the %v allowed", pol.Budget), err)
 			}
 			last, lastStatus = transportError(err), 0

@@ -247,10 +247,13 @@ func (p *AuditPool) readSpan(ctx context.Context, file string, begin, end int64)
 			stop := context.AfterFunc(ctx, func() { ac.Call("abort") })
 			defer stop()
 			token := strings.TrimPrefix(hdr["Authorization"], "Bearer ")
-			v, err := browser.Await(fetchRange.Invoke(u, float64(begin), float64(end-1), token, ac.Get("signal")))
+			within := p.Src.AnswerWithin()
+			v, err := browser.Await(fetchRange.Invoke(u, float64(begin), float64(end-1), token, ac.Get("signal"), float64(within.Milliseconds())))
 			switch {
 			case ctx.Err() != nil:
 				return nil, 0, ctx.Err()
+			case browser.NoAnswer(err, within) != nil:
+				return nil, 0, browser.NoAnswer(err, within)
 			case err != nil && strings.Contains(err.Error(), "TypeError"):
 				return nil, 0, fmt.Errorf("%w: %v", fetch.ErrFetchFailed, err)
 			case err != nil:
