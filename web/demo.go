@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,7 +18,8 @@ import (
 // decision server (by default this site's demo service) or from the demo
 // world's model run in the browser, so that it works on a static site with
 // no server. Query parameters prompt, options (comma-separated) and server
-// fill it in.
+// fill it in; timeout (seconds, 5 to 600) is how long a decision may take
+// before the page asks again (45 s in the browser, 90 s from a server).
 type DemoPage struct {
 	app.Compo
 	Prompt  string
@@ -30,6 +32,8 @@ type DemoPage struct {
 	Opts    []string
 	Probs   []float64
 	MS      float64
+	Timeout int    // seconds a decision may take (0: the default)
+	Note    string // what the page did to get the decision (asked again)
 	Link    string // the page's link, once copied
 }
 
@@ -45,6 +49,10 @@ func (p *DemoPage) OnNav(ctx app.Context) {
 	}
 	if s, err := safeHTTP(q.Get("server")); err == nil {
 		p.Server = s
+	}
+	p.Timeout = 0
+	if n, err := strconv.Atoi(q.Get("timeout")); err == nil && n >= 5 && n <= 600 {
+		p.Timeout = n
 	}
 	p.Where, p.Status = "server", "idle"
 	if q.Get("where") == "browser" {
@@ -83,6 +91,7 @@ func (p *DemoPage) Render() app.UI {
 		app.If(p.Status == "done", func() app.UI {
 			return app.Div().ID("demo-result").Body(
 				app.Div().Body(app.Span().Class("badge answer").ID("demo-choice").Title("the option the model chose (an answer, not a verdict)").Text(clip(p.Choice, 60)), app.Span().Class("muted").Text(fmt.Sprintf("  in %.0f ms", p.MS))),
+				app.If(p.Note != "", func() app.UI { return app.Div().Class("muted").ID("demo-note").Text(p.Note) }),
 				app.Range(p.Opts).Slice(func(i int) app.UI {
 					return box("bar",
 						app.Span().Class("label").Text(clip(p.Opts[i], 40)),
@@ -106,7 +115,11 @@ func (p *DemoPage) link() string {
 	if where == "" {
 		server = strings.TrimSpace(p.Server)
 	}
-	return linkTo("embed", "prompt", p.Prompt, "options", p.Options, "server", server, "where", where)
+	timeout := ""
+	if p.Timeout > 0 {
+		timeout = strconv.Itoa(p.Timeout)
+	}
+	return linkTo("embed", "prompt", p.Prompt, "options", p.Options, "server", server, "where", where, "timeout", timeout)
 }
 
 func splitOptions(s string) []string {
@@ -135,16 +148,20 @@ func (p *DemoPage) onDecide(ctx app.Context, e app.Event) {
 		}
 		spec.Server = u
 	}
-	p.Status, p.Err = "running", ""
+	p.Status, p.Err, p.Note = "running", "", ""
 	// A decision has a time limit (the decision server's client gives up
 	// after 60 s, so the page waits longer for a server): with no answer
-	// by then, the engine worker is started afresh and asked once more.
-	// A decision that never came back has been seen, rarely, on a freshly
-	// loaded page.
+	// by then, the engine worker's goroutines go to the console, and it is
+	// started afresh and asked once more. A decision that never came back
+	// has been seen, rarely, on a freshly loaded page.
 	limit := 45 * time.Second
 	if !spec.Browser {
 		limit = 90 * time.Second
 	}
+	if p.Timeout > 0 {
+		limit = time.Duration(p.Timeout) * time.Second
+	}
+	note := ""
 	ctx.Async(func() {
 		decide := func() (*jobs.Output, error) {
 			tctx, cancel := context.WithTimeout(context.Background(), limit)
@@ -154,6 +171,7 @@ func (p *DemoPage) onDecide(ctx app.Context, e app.Event) {
 		out, err := decide()
 		if errors.Is(err, context.DeadlineExceeded) {
 			resetEngine(fmt.Sprintf("no decision within %v", limit))
+			note = fmt.Sprintf("The first try got no decision within %v: the engine worker was started afresh and asked again.", limit)
 			out, err = decide()
 			if errors.Is(err, context.DeadlineExceeded) {
 				err = fmt.Errorf("no decision within %v, twice (the engine worker was started afresh in between)", limit)
@@ -165,7 +183,7 @@ func (p *DemoPage) onDecide(ctx app.Context, e app.Event) {
 				return
 			}
 			d := out.Decided
-			p.Status, p.Choice, p.Opts, p.Probs, p.MS = "done", d.Choice, d.Options, d.Probs, d.MS
+			p.Status, p.Choice, p.Opts, p.Probs, p.MS, p.Note = "done", d.Choice, d.Options, d.Probs, d.MS, note
 		})
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -88,5 +89,59 @@ func TestBrowserNoAnswer(t *testing.T) {
 	s := probe("an abort", `(() => { const ac = new AbortController(); setTimeout(() => ac.abort(), 200); return clefcheckFetch("/stall", "GET", {}, null, 1024, ac.signal, 5000) })()`)
 	if _, err := fmt.Sscanf(s, "%s %d", &name, &ms); err != nil || name != "AbortError" || ms > 3000 {
 		t.Errorf("a request its caller aborted after 200 ms: %q, want AbortError", s)
+	}
+}
+
+// TestBrowserDemoWatchdog: a decision that gets no answer in the Demo
+// page's time limit (timeout=8: the demo model's first read never
+// answered) has the engine worker write its goroutines to the console,
+// where the stalled read is, and the decision is asked again of a fresh
+// worker; the page shows it, and says it asked twice.
+func TestBrowserDemoWatchdog(t *testing.T) {
+	e := harness(t)
+	site := filepath.Join(t.TempDir(), "site")
+	e.clefcheck(t, "site", "--out", site, "--web", e.web, "--world", e.world)
+	files := staticHost(site, "")
+	var stall, gone atomic.Int32
+	stall.Store(1)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/demo/") && stall.Add(-1) >= 0 {
+			<-r.Context().Done() // until the worker that asked is gone
+			gone.Add(1)
+			return
+		}
+		files.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	log := &lockedBuffer{}
+	p := newTabLog(t, tabLimit, log)
+	p.open(hs.URL+"/embed?where=browser&timeout=8", "#demo-decide")
+	start := time.Now()
+	if err := p.clickAndSettle("#demo-decide", demoBusy, "the decision asked twice", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	if _, err := p.waitText("#demo-result", " ms", 10*time.Second); err != nil {
+		p.shot("embed-watchdog")
+		t.Fatalf("no decision after the first got no answer: %v (page: %s)", err, clip(p.text("main"), 300))
+	}
+	if note := p.text("#demo-note"); !strings.Contains(note, "no decision within 8s") || !strings.Contains(note, "asked again") {
+		t.Errorf("the page does not say it asked again: %q", note)
+	}
+	if took < 8*time.Second || took > 40*time.Second {
+		t.Errorf("the decision took %v with a time limit of 8 s", took)
+	}
+	if gone.Load() != 1 {
+		t.Errorf("the stalled read was not given up (the first worker not stopped): %d", gone.Load())
+	}
+	// The stacks the first worker wrote: one line, the stalled read in it.
+	var stacks string
+	for _, l := range strings.Split(log.String(), "\n") {
+		if strings.Contains(l, "the engine worker's goroutines (no decision within 8s)") {
+			stacks = l
+		}
+	}
+	if stacks == "" || !strings.Contains(stacks, "goroutine ") || !strings.Contains(stacks, "source.(*HTTP).read") {
+		t.Errorf("the engine worker's goroutines are not on the console with the stalled read: %q", clip(stacks, 600))
 	}
 }

@@ -308,7 +308,11 @@ type tab struct {
 
 // newTab starts Chromium with a fresh user-data-dir and opens a tab; limit
 // bounds everything the tab does.
-func newTab(tb testing.TB, limit time.Duration) *tab {
+func newTab(tb testing.TB, limit time.Duration) *tab { tb.Helper(); return newTabLog(tb, limit, nil) }
+
+// newTabLog is newTab with Chromium's log (every console message of the
+// page and its workers) written to log as well.
+func newTabLog(tb testing.TB, limit time.Duration, log io.Writer) *tab {
 	tb.Helper()
 	e := harness(tb)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
@@ -326,8 +330,15 @@ func newTab(tb testing.TB, limit time.Duration) *tab {
 		// its workers (a Go panic in a worker shows there).
 		if w, err := os.OpenFile(f, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
 			tb.Cleanup(func() { w.Close() })
-			opts = append(opts, chromedp.Flag("enable-logging", "stderr"), chromedp.Flag("v", "0"), chromedp.CombinedOutput(w))
+			if log != nil {
+				log = io.MultiWriter(log, w)
+			} else {
+				log = w
+			}
 		}
+	}
+	if log != nil {
+		opts = append(opts, chromedp.Flag("enable-logging", "stderr"), chromedp.Flag("v", "0"), chromedp.CombinedOutput(log))
 	}
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	tb.Cleanup(cancel)

@@ -170,7 +170,15 @@ func (e *Engine) notStarted(w js.Value) {
 
 // Reset stops the engine worker: its jobs fail with why, and the next Run
 // starts a new one (a page's watchdog: a job with no answer in its time).
+// The worker is asked first for its goroutines' stacks (msg.Stacks, on the
+// console), and given a moment to write them: where the job waited.
 func (e *Engine) Reset(why string) {
+	e.mu.Lock()
+	if e.w.Truthy() {
+		e.w.Call("postMessage", msg.Stacks{Why: why}.Value())
+	}
+	e.mu.Unlock()
+	time.Sleep(time.Second)
 	e.mu.Lock()
 	calls := e.calls
 	e.stopLocked()

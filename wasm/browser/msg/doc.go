@@ -18,6 +18,10 @@
 //	                                id (a number); files maps the spec's
 //	                                "files" inputs to a FileList or [File]
 //	{op: "cancel", id}              Cancel: cancel job id
+//	{op: "stacks", why}             Stacks: write every goroutine's stack to
+//	                                the console, on one line, with why (the
+//	                                page's watchdog, before it stops a worker
+//	                                whose job got no answer in its time)
 //
 // Engine worker → page:
 //

@@ -61,6 +61,14 @@ func (m Cancel) Value() js.Value { return object(OpCancel, "id", m.ID) }
 
 func CancelOf(v js.Value) Cancel { id, _ := IDOf(v); return Cancel{ID: id} }
 
+// Stacks asks the engine worker to write its goroutines' stacks to the
+// console (why: what the page saw).
+type Stacks struct{ Why string }
+
+func (m Stacks) Value() js.Value { return object(OpStacks, "why", m.Why) }
+
+func StacksOf(v js.Value) Stacks { return Stacks{Why: str(v, "why")} }
+
 // Event is one of a job's events.
 type Event struct {
 	ID   int

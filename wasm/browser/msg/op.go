@@ -8,6 +8,7 @@ const (
 	// page → engine worker
 	OpJob    Op = "job"
 	OpCancel Op = "cancel"
+	OpStacks Op = "stacks"
 	// engine worker → page
 	OpEvent Op = "event"
 	OpDone  Op = "done"

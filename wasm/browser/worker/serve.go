@@ -4,7 +4,9 @@ package worker
 
 import (
 	"context"
+	"runtime"
 	"runtime/debug"
+	"strings"
 	"syscall/js"
 
 	"github.com/kvit-s/clefcheck/wasm/browser"
@@ -64,12 +66,26 @@ func Serve() {
 			jobs.start(msg.JobOf(m))
 		case msg.OpCancel:
 			jobs.cancel(msg.CancelOf(m).ID)
+		case msg.OpStacks:
+			logStacks(msg.StacksOf(m).Why)
 		case msg.OpOpen:
 			pool.open(msg.OpenOf(m))
 		case msg.OpPairs:
 			pool.pairs(msg.PairsOf(m))
 		}
 	}
+}
+
+// logStacks writes every goroutine's stack to the console as one line
+// (a log keeps it whole), clipped: where a job that got no answer waits.
+func logStacks(why string) {
+	buf := make([]byte, 256<<10)
+	buf = buf[:runtime.Stack(buf, true)]
+	s := strings.ReplaceAll(string(buf), "\n", " ⏎ ")
+	if len(s) > 64<<10 {
+		s = s[:64<<10] + " …"
+	}
+	js.Global().Get("console").Call("error", "clefcheck: the engine worker's goroutines ("+why+"): "+s)
 }
 
 // digestReady is closed once the digest worker is installed, or has
