@@ -47,6 +47,8 @@ type Host struct {
 	// Create, when set, opens a job's output file (a slash-separated path
 	// such as answers/arc.jsonl) for writing; jobs with Save need it.
 	Create func(name string) (io.WriteCloser, error)
+
+	ctx context.Context // the job's (Run sets it): its URL sources read under it
 }
 
 // Run runs spec, calling emit (from any goroutine, never concurrently)
@@ -63,6 +65,7 @@ func Run(ctx context.Context, spec *jobs.Spec, h Host, emit func(jobs.Event)) (*
 		return nil, errors.New("runner: no way to open inputs")
 	}
 	begun := time.Now()
+	h.ctx = ctx
 	out, err := dispatch(ctx, spec, h, &emitter{emit: emit})
 	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 		err = fmt.Errorf("%w (%v)", ctx.Err(), err) // cancelled: whatever broke on the way
@@ -154,6 +157,12 @@ func open(h Host, in *jobs.Input, what string) (fs.FS, error) {
 	f, err := h.Open(in)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	// A source opened for this job from a URL (a new one each time) reads
+	// under the job's context: cancelling the job stops its reads, which
+	// would otherwise go on, retried, for up to their budget.
+	if c, ok := f.(interface{ SetContext(context.Context) }); ok && in.URL != "" && h.ctx != nil {
+		c.SetContext(h.ctx)
 	}
 	return f, nil
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/kvit-s/clefcheck/wasm/jobs"
 	"github.com/kvit-s/clefcheck/wasm/report"
@@ -15,7 +16,9 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/kvit-s/clefcheck/wasm/audit"
 	"github.com/kvit-s/clefcheck/wasm/claims"
@@ -400,3 +403,33 @@ func TestClaimsJobCheckpoints(t *testing.T) {
 }
 
 func claimsRef(repo, rev string) claims.Ref { return claims.Ref{Repo: repo, Revision: rev} }
+
+// TestCancelStopsReads: cancelling a job stops the reads of the sources it
+// opened from URLs (their context is the job's), here a server that never
+// answers: the job ends at once, not after its reads' retries, and the
+// server sees the request given up.
+func TestCancelStopsReads(t *testing.T) {
+	var gone atomic.Int32
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+		gone.Add(1)
+	}))
+	defer hs.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := Run(ctx, &jobs.Spec{Kind: jobs.KindRecords, Site: &jobs.Input{URL: hs.URL + "/"}}, host(), nil)
+	if err == nil || !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled job: %v, want context.Canceled", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the cancelled job took %v to end", d)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for gone.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if gone.Load() == 0 {
+		t.Error("the server never saw the request given up")
+	}
+}

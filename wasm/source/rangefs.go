@@ -105,6 +105,11 @@ func (fsys *RangeFS) ReadRange(ctx context.Context, name string, off int64, p []
 // FirstChunk, Chunk and ReadAhead for more).
 func NewRangeFS(r Ranger) *RangeFS { return &RangeFS{r: r} }
 
+// SetContext makes ctx the context of the reads made through the file
+// system (Open, Stat, ReadAt): a job's sources stop with it. Call it before
+// the first read.
+func (fsys *RangeFS) SetContext(ctx context.Context) { fsys.Ctx = ctx }
+
 func (fsys *RangeFS) ctx() context.Context {
 	if fsys.Ctx != nil {
 		return fsys.Ctx
