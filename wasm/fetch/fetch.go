@@ -18,9 +18,10 @@ type Request struct {
 	// Limit is the most body bytes read; a longer body is cut there and
 	// the response marked Truncated (the rest is never read).
 	Limit int64
-	// Into, when set, is where a body of known length that fits is read
-	// (natively): Response.Body is then Into[:n], with no buffer of its
-	// own and no copy. A Range read passes its destination.
+	// Into, when set, is where a body that fits is read: Response.Body is
+	// then Into[:n], with no buffer of its own (natively with no copy, in
+	// the browser with the one copy out of JavaScript). A Range read passes
+	// its destination.
 	Into []byte
 	// AnswerWithin, when set, is the most time until the response's
 	// headers: a request with no answer by then is aborted with a

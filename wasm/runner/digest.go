@@ -90,6 +90,7 @@ type tracker struct {
 	window    int64        // bytes that may wait in pending
 	pending   []chunk      // early ranges, by offset, copied
 	held      int64
+	spare     [][]byte                                                       // the buffers of held ranges since hashed, for the next (see hold)
 	finishing atomic.Bool                                                    // Finish reads: what passes now is its own
 	ahead     chan struct{}                                                  // closed when the read-ahead hasher is done (nil: none)
 	whole     func(context.Context) (sum []byte, seconds float64, err error) // the file hashed elsewhere (Host.HashFile)
@@ -274,9 +275,45 @@ func (t *tracker) hold(b []byte, off int64) bool {
 	}
 	t.pending = append(t.pending, chunk{})
 	copy(t.pending[i+1:], t.pending[i:])
-	t.pending[i] = chunk{off, append([]byte(nil), b...)}
+	t.pending[i] = chunk{off, append(t.spareFor(len(b)), b...)}
 	t.held += int64(len(b))
 	return true
+}
+
+// spareFor is an empty buffer with room for n bytes: a spare one (the
+// smallest that fits), or a new one with a little more room, so that the
+// window's copies reuse a few buffers instead of allocating (and leaving
+// to the collector) one per early range — in the browser, where a
+// WebAssembly memory never shrinks, that churn is what the tab keeps.
+func (t *tracker) spareFor(n int) []byte {
+	best := -1
+	for i, s := range t.spare {
+		if cap(s) >= n && (best < 0 || cap(s) < cap(t.spare[best])) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return make([]byte, 0, (n+spareStep-1)/spareStep*spareStep)
+	}
+	s := t.spare[best]
+	t.spare = append(t.spare[:best], t.spare[best+1:]...)
+	return s[:0]
+}
+
+// spareStep rounds the window's buffers up, so that ranges of nearby sizes
+// fit each other's.
+const spareStep = 4 << 20
+
+// keep takes back a held range's buffer once it is hashed, while the
+// window's buffers, held and spare, stay within the window (t.mu held).
+func (t *tracker) keep(b []byte) {
+	total := t.held + int64(cap(b))
+	for _, s := range t.spare {
+		total += int64(cap(s))
+	}
+	if total <= t.window+spareStep {
+		t.spare = append(t.spare, b)
+	}
 }
 
 // drain hashes the held ranges that are now next, and wakes the readers
@@ -290,6 +327,7 @@ func (t *tracker) drain() {
 			t.h.Write(c.b[next-c.off:])
 			t.next.Store(end)
 		}
+		t.keep(c.b)
 	}
 }
 

@@ -369,30 +369,56 @@ func (c *Cache) unpin(e *extent, bad bool) {
 
 // fromExtent fills p with bytes [off, off+len(p)) of the file from e,
 // checking the CRC of every block read: false if the entry is short,
-// corrupt or unreadable.
+// corrupt or unreadable. The whole blocks inside the range are read
+// straight into p; a block only partly inside it (at either end) through
+// one buffer of a block — not a buffer the size of the range, which a
+// read of a few bytes off the blocks' bounds would otherwise allocate (an
+// audit's 32 MB spans, in a WebAssembly memory that never shrinks).
 func (c *Cache) fromExtent(e *extent, p []byte, off int64) bool {
-	b0 := (off - e.off) / block
-	b1 := (off - e.off + int64(len(p)) + block - 1) / block
-	lo, hi := b0*block, min(e.n, b1*block)
-	buf := p
-	if lo != off-e.off || hi != off-e.off+int64(len(p)) {
-		buf = make([]byte, hi-lo)
-	}
+	rel := off - e.off // where p starts in the entry
+	b0 := rel / block
+	b1 := (rel + int64(len(p)) + block - 1) / block
 	crcs := make([]byte, 4*(b1-b0))
-	if n, err := c.store.ReadAt(e.name, buf, lo); err != nil || n != len(buf) {
-		return false
-	}
 	if n, err := c.store.ReadAt(e.name, crcs, e.n+4*b0); err != nil || n != len(crcs) {
 		return false
 	}
-	for i := range b1 - b0 {
-		s, t := i*block, min(int64(len(buf)), (i+1)*block)
-		if crc32.ChecksumIEEE(buf[s:t]) != binary.LittleEndian.Uint32(crcs[4*i:]) {
+	var edge []byte
+	for b := b0; b < b1; {
+		lo, hi := b*block, min(e.n, (b+1)*block)
+		crc := func(i int64) uint32 { return binary.LittleEndian.Uint32(crcs[4*(i-b0):]) }
+		if lo >= rel && hi <= rel+int64(len(p)) {
+			// A run of whole blocks inside p: one read into place.
+			end := b + 1
+			for end < b1 && min(e.n, (end+1)*block) <= rel+int64(len(p)) {
+				end++
+			}
+			top := min(e.n, end*block)
+			dst := p[lo-rel : top-rel]
+			if n, err := c.store.ReadAt(e.name, dst, lo); err != nil || n != len(dst) {
+				return false
+			}
+			for i := b; i < end; i++ {
+				s, t := i*block-lo, min(top, (i+1)*block)-lo
+				if crc32.ChecksumIEEE(dst[s:t]) != crc(i) {
+					return false
+				}
+			}
+			b = end
+			continue
+		}
+		if edge == nil {
+			edge = make([]byte, block)
+		}
+		buf := edge[:hi-lo]
+		if n, err := c.store.ReadAt(e.name, buf, lo); err != nil || n != len(buf) {
 			return false
 		}
-	}
-	if len(buf) != len(p) {
-		copy(p, buf[off-e.off-lo:])
+		if crc32.ChecksumIEEE(buf) != crc(b) {
+			return false
+		}
+		from, to := max(lo, rel), min(hi, rel+int64(len(p)))
+		copy(p[from-rel:to-rel], buf[from-lo:to-lo])
+		b++
 	}
 	c.mu.Lock()
 	c.st.Hits += int64(len(p))

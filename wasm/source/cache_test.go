@@ -369,3 +369,46 @@ func TestCommitOf(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheReadAlignments: a cached entry of 3.5 blocks read at every kind
+// of bounds — whole blocks, within one block, across an edge, from the
+// middle of one block to the middle of another, to the entry's short last
+// block — gives the origin's bytes with no fetch; a corrupt byte in a
+// block wholly inside the read, or in one only partly inside it, is a miss
+// (fetched again), whichever part of the read it is in.
+func TestCacheReadAlignments(t *testing.T) {
+	size := int64(3*block + block/2)
+	o := &origin{data: pattern(int(size), 5)}
+	reads := [][2]int64{
+		{0, size}, {0, block}, {block, 2 * block}, {10, 100}, {block - 5, 10},
+		{block / 2, 2 * block}, {7, 3*block - 14}, {3 * block, block / 2}, {3*block - 3, block/2 + 3}, {size - 1, 1},
+	}
+	for _, r := range reads {
+		store := newMemStore()
+		c := NewCache(store, 0, false)
+		o.read(t, c, "k", 0, size) // fetched and kept whole
+		o.fetched = nil
+		o.read(t, c, "k", r[0], r[1])
+		if len(o.fetched) != 0 {
+			t.Errorf("read [%d, +%d): fetched %v from an intact entry", r[0], r[1], o.fetched)
+		}
+	}
+	// A corrupt byte at each offset, read by ranges that take its block
+	// wholly (interior) or partly (an edge): a miss, the bytes right.
+	for _, bad := range []int64{block + 7, 3*block + 1, 5} {
+		for _, r := range [][2]int64{{0, size}, {bad - 2, 4}, {bad/block*block - 3, block + 6}} {
+			if r[0] < 0 || r[0]+r[1] > size {
+				continue
+			}
+			store := newMemStore()
+			c := NewCache(store, 0, false)
+			o.read(t, c, "k", 0, size)
+			store.m[store.names()[0]][bad] ^= 0x10
+			o.fetched = nil
+			o.read(t, c, "k", r[0], r[1]) // checks the bytes
+			if len(o.fetched) == 0 || c.Info().Corrupt != 1 {
+				t.Errorf("a corrupt byte at %d, read [%d, +%d): fetched %v, info %+v", bad, r[0], r[1], o.fetched, c.Info())
+			}
+		}
+	}
+}

@@ -65,12 +65,13 @@ func (p *AuditPool) buffer(n int64) []byte {
 	return make([]byte, n, (n+16<<20-1)&^(16<<20-1))
 }
 
-// release gives a span buffer back (a few are kept: about as many as
-// there are spans in flight).
+// release gives a span buffer back (a few are kept: as many as there may
+// be spans in flight, so that none is allocated again — and left to the
+// collector — per span).
 func (p *AuditPool) release(b []byte) {
 	p.bufMu.Lock()
 	defer p.bufMu.Unlock()
-	if len(p.bufs) < 4 {
+	if len(p.bufs) < 8 {
 		p.bufs = append(p.bufs, b)
 	}
 }
