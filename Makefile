@@ -44,8 +44,11 @@ PAGES = github.com/kvit-s/clefcheck/web
 # is unchanged. Raised to 8,200,000 when the pages gained the charts (drawn in
 # the engine; the pages only host their SVG and its clicks), Reconstruct's
 # link, sampled rebuild and card checkpoints, and the tables: about 110 KB
-# more, 17 KB more of gzip.
-APP_RAW = 8200000
+# more, 17 KB more of gzip. Raised to 8,250,000 when the shared packages the
+# pages link (wasm/source, wasm/fetch, wasm/browser) gained the answer timeout,
+# the cache's block-aligned reads and the watchdog's stacks, and the Demo page
+# its time limit: about 10 KB more, 4 KB more of gzip.
+APP_RAW = 8250000
 APP_GZIP = 2500000
 
 # The main job on the demo world: the site, with the demo world and its

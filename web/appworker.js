@@ -3,7 +3,8 @@
 //
 // It keeps the app's own files (the shell: app.wasm, its scripts, styles,
 // icons and the start page) so that the site opens offline, and serves
-// them from its cache. Every other request is left to the network,
+// them from its cache; offline, a page's navigation gets the start page,
+// which shows the page asked for. Every other request is left to the network,
 // untouched: an adapter's ranges (the Hub's, a CDN's, the site's own), a
 // decision server's answers, the demo world, the engine's workers and
 // their scripts. For those it calls no respondWith, so their bytes never
@@ -14,6 +15,13 @@
 const cacheName = "app-" + "{{.Version}}";
 const resourcesToCache = {{.ResourcesToCache}};
 const shell = new Set(resourcesToCache.map((u) => new URL(u, self.location.href).href));
+// The start page, as the shell names it ("/", or the sub-path the site is
+// served under, with no trailing slash): what a navigation gets offline.
+const scope = new URL(self.registration.scope).pathname;
+const start = [...shell].find((u) => {
+  const p = new URL(u).pathname;
+  return p === scope || p + "/" === scope;
+});
 
 self.addEventListener("install", (event) => {
   // The cache is filled before this worker is installed (waitUntil), so
@@ -22,7 +30,9 @@ self.addEventListener("install", (event) => {
   event.waitUntil(
     (async () => {
       const cache = await caches.open(cacheName);
-      await cache.addAll(resourcesToCache);
+      // From the server, not the HTTP cache: a host's max-age would
+      // otherwise put the files of the version before under this one's name.
+      await cache.addAll(resourcesToCache.map((u) => new Request(u, { cache: "reload" })));
       await self.skipWaiting();
     })()
   );
@@ -41,6 +51,18 @@ self.addEventListener("activate", (event) => {
 
 self.addEventListener("fetch", (event) => {
   const req = event.request;
+  if (req.mode === "navigate" && req.method === "GET" && start && !shell.has(req.url)) {
+    // A page (any of the app's routes): the network's, and offline the
+    // start page, from which the app shows the route asked for.
+    event.respondWith(
+      fetch(req).catch(async (err) => {
+        const hit = await caches.match(start, { cacheName: cacheName });
+        if (hit) return hit;
+        throw err;
+      })
+    );
+    return;
+  }
   if (req.method !== "GET" || req.headers.has("range") || !shell.has(req.url)) {
     return; // the network's
   }

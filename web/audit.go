@@ -335,7 +335,11 @@ func (p *AuditPage) fromPicked(ctx app.Context, global string) {
 		p.fail(err)
 		return
 	}
-	p.URL = "" // the field no longer names what is audited (nor does the link)
+	// The field no longer names what is audited (nor does the link). Its
+	// value is cleared in place too: an attribute set to "" leaves what
+	// was typed.
+	p.URL = ""
+	clearField("adapter-url")
 	p.run(ctx, &jobs.Input{Files: global}, fmt.Sprintf("%d local files (%s)", len(names), clip(strings.Join(names, ", "), 100)))
 }
 

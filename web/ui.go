@@ -187,3 +187,11 @@ func button(id, class, text string, disabled bool, h app.EventHandler) app.UI {
 func box(cls string, els ...app.UI) app.UI { return app.Div().Class(cls).Body(els...) }
 
 func span(cls, text string) app.UI { return app.Span().Class(cls).Text(text) }
+
+// clearField empties the input id in place: go-app drops a value attribute
+// set to "", which leaves what the user typed in the field.
+func clearField(id string) {
+	if el := app.Window().GetElementByID(id); el.Truthy() {
+		el.Set("value", "")
+	}
+}

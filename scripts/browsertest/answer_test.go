@@ -137,7 +137,7 @@ func TestBrowserDemoWatchdog(t *testing.T) {
 	// The stacks the first worker wrote: one line, the stalled read in it.
 	var stacks string
 	for _, l := range strings.Split(log.String(), "\n") {
-		if strings.Contains(l, "the engine worker's goroutines (no decision within 8s)") {
+		if strings.Contains(l, "the engine worker's goroutines (decide job 1: no answer after 8s") {
 			stacks = l
 		}
 	}

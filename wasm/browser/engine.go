@@ -169,15 +169,11 @@ func (e *Engine) notStarted(w js.Value) {
 }
 
 // Reset stops the engine worker: its jobs fail with why, and the next Run
-// starts a new one (a page's watchdog: a job with no answer in its time).
-// The worker is asked first for its goroutines' stacks (msg.Stacks, on the
-// console), and given a moment to write them: where the job waited.
+// starts a new one (a page's watchdog: a job with no answer in its time,
+// whose Run asked the worker for its goroutines' stacks as it gave up). The
+// worker has a second to write them before it is stopped; a job started
+// meanwhile is stopped with it.
 func (e *Engine) Reset(why string) {
-	e.mu.Lock()
-	if e.w.Truthy() {
-		e.w.Call("postMessage", msg.Stacks{Why: why}.Value())
-	}
-	e.mu.Unlock()
 	time.Sleep(time.Second)
 	e.mu.Lock()
 	calls := e.calls
@@ -215,6 +211,7 @@ func (e *Engine) Run(ctx context.Context, spec *jobs.Spec, files map[string]js.V
 	for k, v := range files {
 		fl.Set(k, v)
 	}
+	start := time.Now()
 	e.mu.Lock()
 	if !e.w.Truthy() || e.broken != nil {
 		e.stopLocked() // the old worker, if any
@@ -235,6 +232,13 @@ func (e *Engine) Run(ctx context.Context, spec *jobs.Spec, files map[string]js.V
 		select {
 		case <-ctx.Done():
 			e.mu.Lock()
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				// No answer in the caller's time (a page's watchdog): the
+				// worker's goroutines go to the console first, where the
+				// job waits — the cancel that follows ends that wait.
+				why := fmt.Sprintf("%s job %d: no answer after %v, its time limit", spec.Kind, id, time.Since(start).Round(time.Second))
+				e.w.Call("postMessage", msg.Stacks{Why: why}.Value())
+			}
 			e.w.Call("postMessage", msg.Cancel{ID: id}.Value())
 			e.mu.Unlock()
 			return nil, ctx.Err()

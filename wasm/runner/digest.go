@@ -91,6 +91,7 @@ type tracker struct {
 	pending   []chunk      // early ranges, by offset, copied
 	held      int64
 	spare     [][]byte                                                       // the buffers of held ranges since hashed, for the next (see hold)
+	heldCap   int64                                                          // the pending ranges' buffers' capacities (held counts their bytes)
 	finishing atomic.Bool                                                    // Finish reads: what passes now is its own
 	ahead     chan struct{}                                                  // closed when the read-ahead hasher is done (nil: none)
 	whole     func(context.Context) (sum []byte, seconds float64, err error) // the file hashed elsewhere (Host.HashFile)
@@ -270,48 +271,82 @@ func (t *tracker) hold(b []byte, off int64) bool {
 			return true // held already
 		}
 	}
+	i0 := t.spareIndex(len(b))
+	c := spareCap(len(b))
+	if i0 >= 0 {
+		c = cap(t.spare[i0])
+	}
 	if t.held+int64(len(b)) > t.window {
 		return false
 	}
+	var buf []byte
+	if i0 >= 0 {
+		buf = t.spare[i0][:0]
+		t.spare = append(t.spare[:i0], t.spare[i0+1:]...)
+	} else {
+		// A new buffer: spares that fit no range of this size go first,
+		// so that the buffers stay within the window and spareSlack.
+		total := t.heldCap + int64(c)
+		for _, s := range t.spare {
+			total += int64(cap(s))
+		}
+		for len(t.spare) > 0 && total > t.window+spareSlack {
+			total -= int64(cap(t.spare[0]))
+			t.spare = t.spare[1:]
+		}
+		buf = make([]byte, 0, c)
+	}
 	t.pending = append(t.pending, chunk{})
 	copy(t.pending[i+1:], t.pending[i:])
-	t.pending[i] = chunk{off, append(t.spareFor(len(b)), b...)}
+	t.pending[i] = chunk{off, append(buf, b...)}
 	t.held += int64(len(b))
+	t.heldCap += int64(c)
 	return true
 }
 
-// spareFor is an empty buffer with room for n bytes: a spare one (the
-// smallest that fits), or a new one with a little more room, so that the
-// window's copies reuse a few buffers instead of allocating (and leaving
-// to the collector) one per early range — in the browser, where a
-// WebAssembly memory never shrinks, that churn is what the tab keeps.
-func (t *tracker) spareFor(n int) []byte {
+// The window's copies reuse the buffers of ranges already hashed instead
+// of allocating (and leaving to the collector) one per early range — in
+// the browser, where a WebAssembly memory never shrinks, that churn is
+// what the tab keeps. The window's room is counted in bytes held, as
+// before; its buffers, held and spare, by capacity, which never passes the
+// window by more than spareSlack.
+
+// spareIndex is the spare buffer to copy n bytes into (the smallest that
+// fits, and no more than spareStep over), or -1.
+func (t *tracker) spareIndex(n int) int {
 	best := -1
 	for i, s := range t.spare {
-		if cap(s) >= n && (best < 0 || cap(s) < cap(t.spare[best])) {
+		if c := cap(s); c >= n && c < n+spareStep && (best < 0 || c < cap(t.spare[best])) {
 			best = i
 		}
 	}
-	if best < 0 {
-		return make([]byte, 0, (n+spareStep-1)/spareStep*spareStep)
-	}
-	s := t.spare[best]
-	t.spare = append(t.spare[:best], t.spare[best+1:]...)
-	return s[:0]
+	return best
 }
 
-// spareStep rounds the window's buffers up, so that ranges of nearby sizes
-// fit each other's.
+// spareCap is the capacity of a new buffer for n bytes: ranges of a few
+// MiB and more are rounded up, so that ranges of nearby sizes (the spans)
+// fit each other's buffers; smaller ones are not.
+func spareCap(n int) int {
+	if n < spareStep {
+		return n
+	}
+	return (n + spareStep - 1) / spareStep * spareStep
+}
+
 const spareStep = 4 << 20
+
+// spareSlack is how far the window's buffers may exceed it: a buffer is at
+// most spareStep larger than the range in it.
+const spareSlack = 8 * spareStep
 
 // keep takes back a held range's buffer once it is hashed, while the
 // window's buffers, held and spare, stay within the window (t.mu held).
 func (t *tracker) keep(b []byte) {
-	total := t.held + int64(cap(b))
+	total := t.heldCap + int64(cap(b))
 	for _, s := range t.spare {
 		total += int64(cap(s))
 	}
-	if total <= t.window+spareStep {
+	if total <= t.window+spareSlack {
 		t.spare = append(t.spare, b)
 	}
 }
@@ -322,7 +357,7 @@ func (t *tracker) drain() {
 	defer t.room.Broadcast()
 	for len(t.pending) > 0 && t.pending[0].off <= t.next.Load() {
 		c := t.pending[0]
-		t.pending, t.held = t.pending[1:], t.held-int64(len(c.b))
+		t.pending, t.held, t.heldCap = t.pending[1:], t.held-int64(len(c.b)), t.heldCap-int64(cap(c.b))
 		if next, end := t.next.Load(), c.off+int64(len(c.b)); end > next {
 			t.h.Write(c.b[next-c.off:])
 			t.next.Store(end)

@@ -326,3 +326,71 @@ func (c countingWriter) Write(b []byte) (int, error) {
 	c.n.Add(int64(len(b)))
 	return c.ResponseWriter.Write(b)
 }
+
+// TestDigestWindowBuffers: the window's copies reuse the buffers of ranges
+// already hashed, and its buffers (held and spare, by capacity) never pass
+// the window by more than spareSlack, for ranges of 1 to 7 MiB held out of
+// order round after round; the digest is the bytes' (a buffer reused
+// before its bytes were hashed would spoil it).
+func TestDigestWindowBuffers(t *testing.T) {
+	const window = 32 << 20
+	tr := newTracker(sha256.New(), 1<<40, window, nil, "f", false)
+	want := sha256.New()
+	rng := rand.New(rand.NewPCG(1, 2))
+	pat := make([]byte, 1<<20)
+	for i := range pat {
+		pat[i] = byte(rng.Uint32())
+	}
+	data := func(off int64, n int) []byte { // byte i of the file: pat[i mod 1 MiB] + i/1 MiB
+		b := make([]byte, n)
+		for i := range b {
+			o := off + int64(i)
+			b[i] = pat[o&(1<<20-1)] + byte(o>>20)
+		}
+		return b
+	}
+	var off int64
+	made := 0
+	const rounds = 30
+	for round := 0; round < rounds; round++ {
+		gap := 1<<20 + rng.IntN(1<<20)
+		pos := off + int64(gap)
+		tr.mu.Lock()
+		for {
+			n := 1<<20 + rng.IntN(6<<20)
+			spares := len(tr.spare)
+			if !tr.hold(data(pos, n), pos) {
+				break
+			}
+			if len(tr.spare) == spares {
+				made++ // no spare taken: a new buffer
+			}
+			pos += int64(n)
+			total := tr.heldCap
+			for _, s := range tr.spare {
+				total += int64(cap(s))
+			}
+			if total > window+spareSlack {
+				t.Fatalf("round %d: the window's buffers take %d bytes, more than %d + %d", round, total, window, spareSlack)
+			}
+		}
+		// The gap comes: hashed, and the held ranges after it drained.
+		tr.h.Write(data(off, gap))
+		tr.next.Store(off + int64(gap))
+		tr.drain()
+		if len(tr.pending) != 0 || tr.held != 0 || tr.heldCap != 0 {
+			t.Fatalf("round %d: %d ranges (%d bytes, %d capacity) still held", round, len(tr.pending), tr.held, tr.heldCap)
+		}
+		tr.mu.Unlock()
+		want.Write(data(off, int(pos-off)))
+		off = pos
+	}
+	if got := tr.h.Sum(nil); string(got) != string(want.Sum(nil)) {
+		t.Fatal("the digest of the ranges held and drained is not the bytes'")
+	}
+	// About eight ranges fit each round: most come from spares.
+	if made > rounds*3 {
+		t.Errorf("%d new buffers in %d rounds: the window's copies are not reused", made, rounds)
+	}
+	t.Logf("%d bytes in %d rounds, %d new buffers", off, rounds, made)
+}

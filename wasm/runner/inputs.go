@@ -271,6 +271,13 @@ func (o onlyFS) Observe(fn func(name string, off int64, b []byte)) {
 	}
 }
 
+// SetContext passes ctx to the source (the job's: runner.open).
+func (o onlyFS) SetContext(ctx context.Context) {
+	if c, ok := o.fsys.(interface{ SetContext(context.Context) }); ok {
+		c.SetContext(ctx)
+	}
+}
+
 func (o onlyFS) Stat(name string) (fs.FileInfo, error) {
 	if name == "." {
 		return dirInfo{}, nil

@@ -432,4 +432,18 @@ func TestCancelStopsReads(t *testing.T) {
 	if gone.Load() == 0 {
 		t.Error("the server never saw the request given up")
 	}
+	// A file's URL, opened as the jobs open it (OpenURL: that file alone),
+	// and a Hub-like folder URL: their reads stop with the job too.
+	for _, u := range []string{hs.URL + "/records/arc.jsonl", hs.URL + "/folder/"} {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(300*time.Millisecond, cancel)
+		start := time.Now()
+		fsys, err := open(Host{Open: func(in *jobs.Input) (fs.FS, error) { return OpenURL(in) }, ctx: ctx}, &jobs.Input{URL: u}, "records")
+		if err == nil {
+			_, err = fs.ReadFile(fsys, "arc.jsonl")
+		}
+		if !errors.Is(err, context.Canceled) || time.Since(start) > 5*time.Second {
+			t.Errorf("%s, cancelled after 300 ms: %v after %v", u, err, time.Since(start))
+		}
+	}
 }
