@@ -161,8 +161,8 @@ func (p *DemoPage) onDecide(ctx app.Context, e app.Event) {
 	if p.Timeout > 0 {
 		limit = time.Duration(p.Timeout) * time.Second
 	}
-	note := ""
 	ctx.Async(func() {
+		note := "" // what the page did to get the decision
 		decide := func() (*jobs.Output, error) {
 			tctx, cancel := context.WithTimeout(context.Background(), limit)
 			defer cancel()

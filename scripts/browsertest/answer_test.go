@@ -125,6 +125,7 @@ func TestBrowserDemoWatchdog(t *testing.T) {
 		p.shot("embed-watchdog")
 		t.Fatalf("no decision after the first got no answer: %v (page: %s)", err, clip(p.text("main"), 300))
 	}
+	p.shot("embed-watchdog")
 	if note := p.text("#demo-note"); !strings.Contains(note, "no decision within 8s") || !strings.Contains(note, "asked again") {
 		t.Errorf("the page does not say it asked again: %q", note)
 	}

@@ -286,12 +286,7 @@ func (t *tracker) hold(b []byte, off int64) bool {
 	} else {
 		// A new buffer: spares that fit no range of this size go first,
 		// so that the buffers stay within the window and spareSlack.
-		total := t.heldCap + int64(c)
-		for _, s := range t.spare {
-			total += int64(cap(s))
-		}
-		for len(t.spare) > 0 && total > t.window+spareSlack {
-			total -= int64(cap(t.spare[0]))
+		for len(t.spare) > 0 && t.buffered()+int64(c) > t.window+spareSlack {
 			t.spare = t.spare[1:]
 		}
 		buf = make([]byte, 0, c)
@@ -342,13 +337,18 @@ const spareSlack = 8 * spareStep
 // keep takes back a held range's buffer once it is hashed, while the
 // window's buffers, held and spare, stay within the window (t.mu held).
 func (t *tracker) keep(b []byte) {
-	total := t.heldCap + int64(cap(b))
-	for _, s := range t.spare {
-		total += int64(cap(s))
-	}
-	if total <= t.window+spareSlack {
+	if t.buffered()+int64(cap(b)) <= t.window+spareSlack {
 		t.spare = append(t.spare, b)
 	}
+}
+
+// buffered is the capacity of the window's buffers, held and spare.
+func (t *tracker) buffered() int64 {
+	n := t.heldCap
+	for _, s := range t.spare {
+		n += int64(cap(s))
+	}
+	return n
 }
 
 // drain hashes the held ranges that are now next, and wakes the readers

@@ -366,11 +366,7 @@ func TestDigestWindowBuffers(t *testing.T) {
 				made++ // no spare taken: a new buffer
 			}
 			pos += int64(n)
-			total := tr.heldCap
-			for _, s := range tr.spare {
-				total += int64(cap(s))
-			}
-			if total > window+spareSlack {
+			if total := tr.buffered(); total > window+spareSlack {
 				t.Fatalf("round %d: the window's buffers take %d bytes, more than %d + %d", round, total, window, spareSlack)
 			}
 		}
