@@ -78,6 +78,7 @@ func (p *AuditPage) OnInit() {
 // OnNav fills the page from its link: src (or repo, rev, path), endpoint,
 // claims, mode; run=1 starts the audit.
 func (p *AuditPage) OnNav(ctx app.Context) {
+	bindPage(ctx)
 	q := query(ctx)
 	if src := sourceOf(q); src != "" {
 		p.URL = src
@@ -162,6 +163,7 @@ const customClaims = "(file)"
 
 // OnMount asks the engine for its built-in claims profiles.
 func (p *AuditPage) OnMount(ctx app.Context) {
+	bindPage(ctx)
 	if p.Doc != "" {
 		p.mountCodes(ctx)
 		return

@@ -23,12 +23,14 @@ type CacheBar struct {
 	Status string // the audit's: the bar looks again when it changes
 	info   *jobs.CacheInfo
 	err    string
+	ui     app.Context // the bar's own (see dispatch): the clear button's would be dropped once it is mounted anew
 }
 
-func (c *CacheBar) OnMount(ctx app.Context)  { c.refresh(ctx, false) }
-func (c *CacheBar) OnUpdate(ctx app.Context) { c.refresh(ctx, false) }
+func (c *CacheBar) OnMount(ctx app.Context)  { c.ui = ctx; c.refresh(false) }
+func (c *CacheBar) OnUpdate(ctx app.Context) { c.ui = ctx; c.refresh(false) }
 
-func (c *CacheBar) refresh(ctx app.Context, clear bool) {
+func (c *CacheBar) refresh(clear bool) {
+	ctx := c.ui
 	ctx.Async(func() {
 		out, err := runJob(context.Background(), &jobs.Spec{Kind: jobs.KindCache, Clear: clear}, nil)
 		ctx.Dispatch(func(ctx app.Context) {
@@ -56,7 +58,7 @@ func (c *CacheBar) Render() app.UI {
 	return app.Div().Class("card controls muted").ID("cache").Body(
 		app.Span().ID("cache-size").Text(text),
 		app.Button().ID("cache-clear").Text("Clear the cache").Disabled(c.info == nil || !c.info.On).
-			OnClick(func(ctx app.Context, e app.Event) { c.refresh(ctx, true) }),
+			OnClick(func(ctx app.Context, e app.Event) { c.refresh(true) }),
 		app.Label().Body(
 			app.Input().Type("checkbox").ID("no-digest").Checked(noDigest).
 				OnChange(func(ctx app.Context, e app.Event) { noDigest = ctx.JSSrc().Get("checked").Bool() }),

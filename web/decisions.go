@@ -46,6 +46,7 @@ func (p *DecisionsPage) OnInit() {
 // endpoint, claims; run=1 starts it) and, on a site with no decision
 // service (a static host), decides with the demo model in the browser.
 func (p *DecisionsPage) OnNav(ctx app.Context) {
+	bindPage(ctx)
 	q := query(ctx)
 	p.Op.fromQuery(q)
 	if s, err := safeHTTP(q.Get("server")); err == nil {

@@ -35,9 +35,23 @@ type DemoPage struct {
 	Timeout int    // seconds a decision may take (0: the default)
 	Note    string // what the page did to get the decision (asked again)
 	Link    string // the page's link, once copied
+	service *probe // whether this site runs a decision service (nil: not asked)
 }
 
+// probe is the answer to whether the site runs the demo decision service:
+// has is set before done is closed.
+type probe struct {
+	done chan struct{}
+	has  bool
+}
+
+// OnInit gives the page the state OnNav gives it by default, before its
+// first render: the elements of that render stay the same nodes after
+// OnNav (go-app mounts an element anew when something before it appears).
+func (p *DemoPage) OnInit() { p.Where, p.Status = "server", "idle" }
+
 func (p *DemoPage) OnNav(ctx app.Context) {
+	bindPage(ctx)
 	q := ctx.Page().URL().Query()
 	p.Prompt = clip(q.Get("prompt"), 4000)
 	if p.Prompt == "" {
@@ -54,15 +68,24 @@ func (p *DemoPage) OnNav(ctx app.Context) {
 	if n, err := strconv.Atoi(q.Get("timeout")); err == nil && n >= 5 && n <= 600 {
 		p.Timeout = n
 	}
-	p.Where, p.Status = "server", "idle"
+	p.Where, p.Status, p.service = "server", "idle", nil
 	if q.Get("where") == "browser" {
 		p.Where = "browser"
 	} else if p.Server == "" {
 		// On a site with no decision service (a static host), decide with
-		// the demo model in this browser.
+		// the demo model in this browser; a decision asked before the
+		// answer waits for it (onDecide).
+		pr := &probe{done: make(chan struct{})}
+		p.service = pr
 		ctx.Async(func() {
-			if !siteHasService() {
-				dispatch(ctx, func(ctx app.Context) { p.Where = "browser" })
+			pr.has = siteHasService()
+			close(pr.done)
+			if !pr.has {
+				dispatch(ctx, func(ctx app.Context) {
+					if p.service == pr {
+						p.Where = "browser"
+					}
+				})
 			}
 		})
 	}
@@ -134,11 +157,16 @@ func splitOptions(s string) []string {
 
 func (p *DemoPage) onDecide(ctx app.Context, e app.Event) {
 	spec := &jobs.Spec{Kind: jobs.KindDecide, Prompt: p.Prompt, Options: splitOptions(p.Options)}
+	// This site's own service, not yet known to exist (a click right after
+	// the page opened): the decision waits for the answer (at most the
+	// probe's 5 s), and with none goes to the demo model in this browser.
+	var pending *probe
 	if p.Where == "browser" {
 		spec.Browser, spec.Site = true, demoSite()
 	} else {
-		server := p.Server
+		server := strings.TrimSpace(p.Server)
 		if server == "" {
+			pending = p.service
 			server = strings.TrimSuffix(siteURL("./"), "/")
 		}
 		u, err := safeHTTP(server)
@@ -148,21 +176,30 @@ func (p *DemoPage) onDecide(ctx app.Context, e app.Event) {
 		}
 		spec.Server = u
 	}
+	site := demoSite()
 	p.Status, p.Err, p.Note = "running", "", ""
 	// A decision has a time limit (the decision server's client gives up
 	// after 60 s, so the page waits longer for a server): with no answer
 	// by then, the engine worker's goroutines go to the console, and it is
-	// started afresh and asked once more. A decision that never came back
-	// has been seen, rarely, on a freshly loaded page.
-	limit := 45 * time.Second
-	if !spec.Browser {
-		limit = 90 * time.Second
-	}
-	if p.Timeout > 0 {
-		limit = time.Duration(p.Timeout) * time.Second
-	}
+	// started afresh and asked once more — a guard against a worker or a
+	// server that hangs (TestBrowserDemoWatchdog).
+	timeout := time.Duration(p.Timeout) * time.Second
 	ctx.Async(func() {
 		note := "" // what the page did to get the decision
+		if pending != nil {
+			<-pending.done
+			if !pending.has {
+				spec.Server, spec.Browser, spec.Site = "", true, site
+				note = "This site runs no decision service: decided by the demo model in this browser."
+			}
+		}
+		limit := 45 * time.Second
+		if !spec.Browser {
+			limit = 90 * time.Second
+		}
+		if timeout > 0 {
+			limit = timeout
+		}
 		decide := func() (*jobs.Output, error) {
 			tctx, cancel := context.WithTimeout(context.Background(), limit)
 			defer cancel()

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"runtime"
 	"syscall/js"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
@@ -32,6 +33,19 @@ func pickedNames(name string) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// InstallDiagnostics defines clefcheckStacks() in the page: every
+// goroutine's stack of the page's Go program (app.wasm) and the engine
+// worker's state, as text, the worker's own stacks going to the console.
+// It is what a report of a page that waits forever needs (the tests call
+// it when they wait in vain).
+func InstallDiagnostics() {
+	js.Global().Set("clefcheckStacks", js.FuncOf(func(js.Value, []js.Value) any {
+		buf := make([]byte, 256<<10)
+		buf = buf[:runtime.Stack(buf, true)]
+		return engine.Stacks("asked from the page (clefcheckStacks)") + "\n\n" + string(buf)
+	}))
 }
 
 // engine is the engine worker (engine.wasm) every page's work runs in.

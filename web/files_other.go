@@ -41,3 +41,6 @@ func siteHasService() bool { return true }
 
 // resetEngine: outside the browser there is no engine worker to reset.
 func resetEngine(string) {}
+
+// InstallDiagnostics: outside the browser there is no page to install in.
+func InstallDiagnostics() {}

@@ -36,6 +36,7 @@ func (p *HiddenPage) OnInit() { p.Status = "idle" }
 // OnNav fills the page from its link (server, records, reference,
 // endpoint, claims; run=1 starts the capture).
 func (p *HiddenPage) OnNav(ctx app.Context) {
+	bindPage(ctx)
 	q := query(ctx)
 	p.Op.fromQuery(q)
 	if s, err := safeHTTP(q.Get("server")); err == nil {

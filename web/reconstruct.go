@@ -64,6 +64,7 @@ func (p *ReconstructPage) OnInit() {
 
 // OnMount asks the engine for the claims profiles (their checkpoints).
 func (p *ReconstructPage) OnMount(ctx app.Context) {
+	bindPage(ctx)
 	ctx.Async(func() {
 		out, err := runJob(context.Background(), &jobs.Spec{Kind: jobs.KindClaims}, nil)
 		if err == nil {

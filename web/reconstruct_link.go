@@ -19,6 +19,7 @@ import (
 // computes the block, then, with base and tuned (or the demo's), runs the
 // rebuild check.
 func (p *ReconstructPage) OnNav(ctx app.Context) {
+	bindPage(ctx)
 	q := query(ctx)
 	if src := sourceOf(q); src != "" {
 		p.URL = src

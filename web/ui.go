@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
@@ -157,12 +158,50 @@ func choice(id, current string, h app.EventHandler, kv ...string) app.UI {
 	return app.Select().ID(id).OnChange(h).Body(opts...)
 }
 
-// dispatch and valueTo are ctx.Dispatch and Compo.ValueTo kept out of
-// line: go-app inlines both, and each inlined copy (the closure copies the
-// whole Context) costs app.wasm about a kilobyte per call site.
+// routed is the context of the page go-app shows (one at a time, in the
+// browser), kept by bindPage when the page mounts or is navigated to.
+var routed struct {
+	sync.Mutex
+	ui app.Context
+	ok bool
+}
+
+// bindPage keeps the page's own context (ctx of its OnMount or OnNav) for
+// dispatch. In the browser only: a server renders many pages at once.
+func bindPage(ctx app.Context) {
+	if !app.IsClient {
+		return
+	}
+	routed.Lock()
+	routed.ui, routed.ok = ctx, true
+	routed.Unlock()
+}
+
+// dispatch runs f on the UI goroutine and updates the page. Work started
+// by an element's event (a click) reports through the page's own context,
+// not through that element's: go-app drops, without a word, a dispatch
+// whose source element is no longer mounted, and it mounts an element
+// anew whenever something conditional before it appears or goes (the
+// Demo page's server field on the first render after OnNav, or when the
+// user switches "Decided by"). A decision that came back was then never
+// shown, and the page said "deciding…" forever. A component's own context
+// (OnMount, OnNav, OnUpdate) is used as it is.
+//
+// dispatch and valueTo are kept out of line: go-app inlines ctx.Dispatch
+// and Compo.ValueTo, and each inlined copy (the closure copies the whole
+// Context) costs app.wasm about a kilobyte per call site.
 //
 //go:noinline
-func dispatch(ctx app.Context, f func(app.Context)) { ctx.Dispatch(f) }
+func dispatch(ctx app.Context, f func(app.Context)) {
+	if _, own := ctx.Src().(app.Composer); !own {
+		routed.Lock()
+		if routed.ok {
+			ctx = routed.ui
+		}
+		routed.Unlock()
+	}
+	ctx.Dispatch(f)
+}
 
 //go:noinline
 func valueTo(v any) app.EventHandler {

@@ -435,7 +435,7 @@ func (p *tab) waitJS(what, pred string, d time.Duration) error {
 		if err != nil {
 			msg += fmt.Sprintf(" (the page could not be read: %v)", err)
 		}
-		return fmt.Errorf("%s; the page: %s", msg, p.state())
+		return fmt.Errorf("%s; the page: %s\n%s", msg, p.state(), p.diagnose())
 	}
 	return nil
 }
@@ -460,7 +460,7 @@ func (p *tab) waitText(sel, want string, d time.Duration) (string, error) {
 	if err != nil {
 		msg += fmt.Sprintf(" (the page could not be read at the end: %v)", err)
 	}
-	return text, fmt.Errorf("%s; the page: %s", msg, p.state())
+	return text, fmt.Errorf("%s; the page: %s\n%s", msg, p.state(), p.diagnose())
 }
 
 // text is sel's text now ("" if it is not on the page).

@@ -264,5 +264,24 @@ func (e *Engine) Run(ctx context.Context, spec *jobs.Spec, files map[string]js.V
 	}
 }
 
+// Stacks asks the engine worker, if one runs, to write every goroutine's
+// stack to the console (msg.Stacks), and says what state it is in: for a
+// report on a page that waits in vain.
+func (e *Engine) Stacks(why string) string {
+	if !e.mu.TryLock() { // called from JavaScript: it must not wait
+		return "the engine's lock is held (by a goroutine below)"
+	}
+	defer e.mu.Unlock()
+	if !e.w.Truthy() {
+		return "no engine worker"
+	}
+	e.w.Call("postMessage", msg.Stacks{Why: why}.Value())
+	ids := make([]int, 0, len(e.calls))
+	for id := range e.calls {
+		ids = append(ids, id)
+	}
+	return fmt.Sprintf("engine worker: ready %v, broken %v, restarts %d, jobs waiting %v", e.ready, e.broken, e.restarts, ids)
+}
+
 // CanUseWorkers reports whether Web Workers exist here.
 func CanUseWorkers() bool { return js.Global().Get("Worker").Type() == js.TypeFunction }

@@ -14,5 +14,6 @@ import (
 func main() {
 	browser.Install() // HTTP through the page's fetch: no net/http in app.wasm
 	web.Routes()
+	web.InstallDiagnostics() // clefcheckStacks(), for a page that waits in vain
 	app.RunWhenOnBrowser()
 }
