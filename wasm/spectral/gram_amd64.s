@@ -282,3 +282,103 @@ rowdone:
 	MOVQ         AX, nonfinite+24(FP)
 	VZEROUPPER
 	RET
+
+// func tile16AVX512(a, b *float32, k int, gp *float64, gstride int)
+//
+// One 16 × 16 tile of Pᵀ·P (AVX-512F): a points at row 0 of block ib, b at
+// row 0 of block jb; row t of each is 64 bytes further. Sixteen 16-lane
+// float32 accumulators Z0–Z15 (Zu: column i0+u against the 16 columns of
+// block jb); per row one load of b and sixteen multiply-adds whose a[t][u]
+// is broadcast from memory by the FMA itself ({1to16}), so the FMA units'
+// throughput is the bound, not the loads. Rows are taken two at a time.
+// The sums are widened and added into gp[u·gstride + 0..15] in float64.
+TEXT ·tile16AVX512(SB), NOSPLIT, $0-40
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ k+16(FP), CX
+	MOVQ gp+24(FP), DX
+	MOVQ gstride+32(FP), R8
+	SHLQ $3, R8
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+#define STEP16(off, zb) \
+	VMOVUPS          off(DI), zb \
+	VFMADD231PS.BCST off(SI), zb, Z0 \
+	VFMADD231PS.BCST off+4(SI), zb, Z1 \
+	VFMADD231PS.BCST off+8(SI), zb, Z2 \
+	VFMADD231PS.BCST off+12(SI), zb, Z3 \
+	VFMADD231PS.BCST off+16(SI), zb, Z4 \
+	VFMADD231PS.BCST off+20(SI), zb, Z5 \
+	VFMADD231PS.BCST off+24(SI), zb, Z6 \
+	VFMADD231PS.BCST off+28(SI), zb, Z7 \
+	VFMADD231PS.BCST off+32(SI), zb, Z8 \
+	VFMADD231PS.BCST off+36(SI), zb, Z9 \
+	VFMADD231PS.BCST off+40(SI), zb, Z10 \
+	VFMADD231PS.BCST off+44(SI), zb, Z11 \
+	VFMADD231PS.BCST off+48(SI), zb, Z12 \
+	VFMADD231PS.BCST off+52(SI), zb, Z13 \
+	VFMADD231PS.BCST off+56(SI), zb, Z14 \
+	VFMADD231PS.BCST off+60(SI), zb, Z15
+
+	MOVQ CX, R9
+	SHRQ $1, R9
+	JZ   odd16
+
+pair16:
+	STEP16(0, Z16)
+	STEP16(64, Z17)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ R9
+	JNZ  pair16
+
+odd16:
+	TESTQ $1, CX
+	JZ    sum16
+	STEP16(0, Z16)
+
+sum16:
+	// Row u: Zu's low 8 lanes (Yu) and high 8 lanes widened to float64.
+#define ADDROW16(z, y) \
+	VCVTPS2PD     y, Z18 \
+	VEXTRACTF32X8 $1, z, Y19 \
+	VCVTPS2PD     Y19, Z19 \
+	VADDPD        (DX), Z18, Z18 \
+	VADDPD        64(DX), Z19, Z19 \
+	VMOVUPD       Z18, (DX) \
+	VMOVUPD       Z19, 64(DX) \
+	ADDQ          R8, DX
+
+	ADDROW16(Z0, Y0)
+	ADDROW16(Z1, Y1)
+	ADDROW16(Z2, Y2)
+	ADDROW16(Z3, Y3)
+	ADDROW16(Z4, Y4)
+	ADDROW16(Z5, Y5)
+	ADDROW16(Z6, Y6)
+	ADDROW16(Z7, Y7)
+	ADDROW16(Z8, Y8)
+	ADDROW16(Z9, Y9)
+	ADDROW16(Z10, Y10)
+	ADDROW16(Z11, Y11)
+	ADDROW16(Z12, Y12)
+	ADDROW16(Z13, Y13)
+	ADDROW16(Z14, Y14)
+	ADDROW16(Z15, Y15)
+	VZEROUPPER
+	RET

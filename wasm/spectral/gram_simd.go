@@ -61,50 +61,31 @@ func syrkPanelAVX2(p []float32, k, stride int, g []float64) {
 	}
 }
 
-// syrkPanelAVX512 sums 8 × 16 tiles of Pᵀ·P in eight 16-lane float32
-// accumulators: per row of P, one load, eight broadcasts and eight
-// multiply-adds; block by block as syrkPanelAVX2 (the two 8-row tiles of
-// block ib against block jb ≥ ib), so that both blocks stay in L1. Loads
-// are bounds-checked slices: a wrong index panics, it never reads outside
-// the panel.
+// tile16AVX512 is one 16 × 16 tile (gram_amd64.s).
+//
+//go:noescape
+func tile16AVX512(a, b *float32, k int, gp *float64, gstride int)
+
+// syrkPanelAVX512 sums Pᵀ·P block by block: block ib against each block
+// jb ≥ ib as one 16 × 16 tile (tile16AVX512) in sixteen 16-lane float32
+// accumulators, the two blocks (4 KiB each) in L1. In Go assembly, as the
+// AVX2 kernel: the same loop in simd/archsimd (8 × 16 tiles, a broadcast
+// per multiply-add, bounds-checked loads) ran at 25.8 GFMA/s on a Zen 5
+// core where this one runs at about twice the AVX2 kernel's 51.
 func syrkPanelAVX512(p []float32, k, stride int, g []float64) {
 	if k <= 0 {
 		return
 	}
+	if k > PanelRows || stride%PanelBlock != 0 || len(p) < PanelRows*stride || len(g) < stride*stride {
+		panic("spectral: syrkPanelAVX512: bad panel")
+	}
 	nb := stride / PanelBlock
 	for ib := 0; ib < nb; ib++ {
+		i0 := ib * PanelBlock
+		a := &p[ib*PanelRows*PanelBlock]
 		for jb := ib; jb < nb; jb++ {
-			for i0 := ib * PanelBlock; i0 < (ib+1)*PanelBlock; i0 += 8 {
-				tileAVX512(p, k, stride, i0, jb, g)
-			}
+			tile16AVX512(a, &p[jb*PanelRows*PanelBlock], k, &g[i0*stride+jb*PanelBlock], stride)
 		}
-	}
-}
-
-// tileAVX512 adds the 8 × 16 tile of rows i0..i0+7 and block jb.
-func tileAVX512(p []float32, k, stride, i0, jb int, g []float64) {
-	var c0, c1, c2, c3, c4, c5, c6, c7 archsimd.Float32x16
-	pb := jb * PanelRows * PanelBlock
-	pa := PanelAt(0, i0)
-	for t := 0; t < k; t++ {
-		b := archsimd.LoadFloat32x16Slice(p[pb : pb+16])
-		a := p[pa : pa+8 : pa+8]
-		c0 = b.MulAdd(archsimd.BroadcastFloat32x16(a[0]), c0)
-		c1 = b.MulAdd(archsimd.BroadcastFloat32x16(a[1]), c1)
-		c2 = b.MulAdd(archsimd.BroadcastFloat32x16(a[2]), c2)
-		c3 = b.MulAdd(archsimd.BroadcastFloat32x16(a[3]), c3)
-		c4 = b.MulAdd(archsimd.BroadcastFloat32x16(a[4]), c4)
-		c5 = b.MulAdd(archsimd.BroadcastFloat32x16(a[5]), c5)
-		c6 = b.MulAdd(archsimd.BroadcastFloat32x16(a[6]), c6)
-		c7 = b.MulAdd(archsimd.BroadcastFloat32x16(a[7]), c7)
-		pb += 16
-		pa += 16
-	}
-	j0 := jb * PanelBlock
-	for u, c := range [8]archsimd.Float32x16{c0, c1, c2, c3, c4, c5, c6, c7} {
-		row := g[(i0+u)*stride+j0 : (i0+u)*stride+j0+16]
-		archsimd.LoadFloat64x8Slice(row[:8]).Add(c.GetLo().ConvertToFloat64()).StoreSlice(row[:8])
-		archsimd.LoadFloat64x8Slice(row[8:]).Add(c.GetHi().ConvertToFloat64()).StoreSlice(row[8:])
 	}
 }
 
