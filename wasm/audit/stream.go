@@ -29,6 +29,8 @@ type streamer struct {
 	t   safetensors.TensorInfo
 	buf *[]byte
 	add func(int64) // bytes read, for progress
+	// chunk, when positive, is the size of scan's reads (Options.ReadChunk).
+	chunk int64
 }
 
 func (s streamer) read(from, to int64) ([]byte, error) {
@@ -43,7 +45,11 @@ func (s streamer) read(from, to int64) ([]byte, error) {
 // scan is dtype.Scan over the factor, chunk by chunk.
 func (s streamer) scan(row *[]float32) (nonfinite int, sumsq float64, err error) {
 	sz := int64(dtype.Size(s.t.DType))
-	step := max(sz, StreamChunk/sz*sz)
+	chunk := int64(StreamChunk)
+	if s.chunk > 0 {
+		chunk = s.chunk
+	}
+	step := max(sz, chunk/sz*sz)
 	for off := int64(0); off < s.t.Bytes(); off += step {
 		b, err := s.read(off, min(off+step, s.t.Bytes()))
 		if err != nil {

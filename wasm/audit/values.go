@@ -106,10 +106,11 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 	var c report.Collector
 	ta, ra, _ := a.ck.Tensor(a.keys[m][0])
 	tb, rb, _ := a.ck.Tensor(a.keys[m][1])
-	sa := streamer{rd: ra, t: ta, buf: &st.bufA, add: meter.Add}
-	sb := streamer{rd: rb, t: tb, buf: &st.bufB, add: meter.Add}
-	// Small pairs are read whole (one read per factor), large ones streamed.
-	whole := ta.Bytes()+tb.Bytes() <= WholeReadBytes
+	sa := streamer{rd: ra, t: ta, buf: &st.bufA, add: meter.Add, chunk: a.opt.ReadChunk}
+	sb := streamer{rd: rb, t: tb, buf: &st.bufB, add: meter.Add, chunk: a.opt.ReadChunk}
+	// Small pairs are read whole (one read per factor), large ones streamed;
+	// a quick audit with ReadChunk streams them all, in its pieces.
+	whole := ta.Bytes()+tb.Bytes() <= WholeReadBytes && !(a.opt.Mode == report.ModeQuick && a.opt.ReadChunk > 0)
 	// In file order, the factor whose bytes come first is read first:
 	// the digest hashes the reads as they pass (see Options.InFileOrder).
 	bFirst := a.opt.InFileOrder && ra == rb && tb.Offset < ta.Offset

@@ -138,9 +138,15 @@ func (n *Native) attach(fsys fs.FS) *jobs.Input {
 	return &jobs.Input{Files: key}
 }
 
+// LocalChunk is the native host's Host.LocalChunk: 256 KiB, half a Zen 4
+// core's L2 (1 MiB on Zen 5, 2 MiB on recent Intel cores). The quick audit
+// of the 1.40 GB twin without digests: 0.12 s against 0.25 s reading each
+// pair whole (cat of the file: 0.10 s).
+const LocalChunk = 256 << 10
+
 // Host is the Host for runner.Run.
 func (n *Native) Host() Host {
-	h := Host{Open: n.open}
+	h := Host{Open: n.open, LocalChunk: LocalChunk}
 	if n.OutDir != "" {
 		h.Create = n.create
 	}

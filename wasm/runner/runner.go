@@ -36,6 +36,10 @@ type Host struct {
 	// end. Natively zero: what the audit reads in order is hashed, the rest
 	// read again.
 	DigestWindow int64
+	// LocalChunk, when positive, is audit.Options.ReadChunk for a quick
+	// audit of local files (natively: pread from the page cache, where a
+	// small read costs no more per byte; Native sets it).
+	LocalChunk int64
 	// HashFile, when set, may hash a whole local file of fsys itself, off
 	// the check's path (the browser's digest worker reading a picked File):
 	// it starts the hash and returns a function waiting for the digest
@@ -259,6 +263,9 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 	}
 	if opt.Mode, err = report.ParseMode(string(spec.Mode)); err != nil {
 		return nil, err
+	}
+	if spec.Adapter.URL == "" {
+		opt.ReadChunk = h.LocalChunk
 	}
 	// A quick audit of local files is bound by the read-ahead hasher (one
 	// core's SHA-256, digestFS): the scan, a fraction of that work, gets
