@@ -59,7 +59,7 @@ type Options struct {
 	// files only (Host.LocalChunk).
 	ReadChunk int64
 	Progress  func(progress.Status)
-	Tol         Tolerances // zero: Default
+	Tol       Tolerances // zero: Default
 	// OnInventory, when set, receives the result after the header
 	// inventory, before any tensor is read (the browser shows it first).
 	OnInventory func(*Result)
