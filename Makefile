@@ -7,8 +7,10 @@ DEMO     := demo
 BUILD    := build
 FULL     := $(BUILD)/full
 GOARCH   := $(shell $(GO) env GOARCH)
-# The native CLI uses the AVX2 Gram kernel (simd/archsimd) on amd64; it
-# checks the CPU at start-up and falls back to portable Go.
+# The native CLI is built with GOEXPERIMENT=simd on amd64: its AVX-512 and
+# AVX2 kernels (Go assembly; the CPU features read with simd/archsimd) are
+# checked against the portable loops at start-up and used where the CPU has
+# them, portable Go elsewhere.
 ifeq ($(GOARCH),amd64)
 SIMD := GOEXPERIMENT=simd
 endif
@@ -78,7 +80,9 @@ test: guard vet test-unit test-simd test-wasm test-browser test-full
 test-unit:
 	$(GO) test -count=1 ./...
 
-# The same numeric tests with the AVX2 kernel: both must give the same figures.
+# The same numeric tests with the SIMD kernels (AVX2, and AVX-512 where the
+# CPU has it): they must give the same figures, and each is compared with
+# the others directly.
 test-simd:
 ifeq ($(GOARCH),amd64)
 	GOEXPERIMENT=simd $(GO) test -count=1 ./wasm/spectral ./wasm/audit ./wasm/dtype ./wasm/kernels
@@ -130,12 +134,14 @@ fuzz:
 
 # Benchmarks (not timed tests): the native audit of the full twin in every
 # mode beside its floor (cat of the same file) and its peer (scripts/peer.py:
-# numpy doing the same work; Debian's python3-numpy, a benchmark dependency
-# only), in RUNS alternating rounds (default 5): median, min, max, peak RSS,
-# the ratios, the load average and the CPU flags. Then the kernels alone.
+# numpy doing the same work; Debian's python3-numpy with OpenBLAS,
+# libopenblas0-pthread: benchmark dependencies only), in RUNS alternating
+# rounds (default 5): median, min, max, peak RSS, the ratios, the load
+# average and the CPU flags. Then the kernels alone, each one the CPU has.
 bench: build
 	scripts/bench.sh $(BIN) $(FULL)
-	$(SIMD) $(GO) test -run XXX -bench . -benchtime 3x ./wasm/spectral
+	$(SIMD) $(GO) test -run XXX -bench . -benchtime 100x ./wasm/spectral
+	$(SIMD) $(GO) test -run XXX -bench ScanKernels ./wasm/dtype
 
 clean:
 	rm -rf bin $(BUILD) $(DEMO)

@@ -8,7 +8,8 @@
 # of the medians, the load average before and after, and the CPU flags.
 # The file is read once first: every figure is with a warm page cache.
 # Usage: bench.sh BIN DIR   (RUNS=n for more rounds; PYTHON for the peer's
-# interpreter, default Debian's /usr/bin/python3 with python3-numpy)
+# interpreter, default Debian's /usr/bin/python3 with python3-numpy and,
+# for a fair peer, an optimized BLAS: libopenblas0-pthread)
 set -euo pipefail
 bin=$1
 dir=$2
@@ -30,7 +31,12 @@ echo "cpu flags (SIMD): $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -
 kernel() { "$bin" audit "--$1" --json --no-digest --no-progress --claims clef-lora-r256 "$ad" 2>/dev/null | "$py" -c 'import json,sys; print(json.load(sys.stdin)["summary"].get("kernel", "?"))' 2>/dev/null || echo "?"; }
 echo "kernels: quick: $(kernel quick); exact: $(kernel exact); randomized: $(kernel randomized)"
 if [ "$peer" = 1 ]; then
-  echo "peer: numpy $("$py" -c 'import numpy; print(numpy.__version__)'), BLAS $(readlink -f /etc/alternatives/libblas.so.3-x86_64-linux-gnu 2>/dev/null || echo '?')"
+  blas=$(readlink -f /etc/alternatives/libblas.so.3-x86_64-linux-gnu 2>/dev/null || echo '?')
+  echo "peer: numpy $("$py" -c 'import numpy; print(numpy.__version__)'), BLAS $blas"
+  case $blas in
+  *openblas* | *blis* | *mkl*) ;;
+  *) echo "warning: the peer's BLAS is not an optimized one (Debian's reference BLAS is ~10x slower than OpenBLAS): apt-get install libopenblas0-pthread for a fair peer" ;;
+  esac
 fi
 echo "file: $f ($(stat -c %s "$f") bytes); $runs alternating rounds"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"

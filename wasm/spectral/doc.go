@@ -40,7 +40,8 @@
 // the panel update Pᵀ·P (portable Go; built with GOEXPERIMENT=simd on
 // amd64, "avx2" in Go assembly, 6 × 16 tiles in twelve FMA accumulators
 // (and a 4 × 16 one for the last rows of each block of 16), and "avx512"
-// in simd/archsimd, 8 × 16 tiles of 16 lanes, both taking the panel block
+// in Go assembly, one 16 × 16 tile per block pair in sixteen 16-lane
+// accumulators with the broadcast in the FMA, both taking the panel block
 // by block so that the two blocks a tile reads stay in L1; each chosen at
 // start-up when the CPU has it and CheckGramKernel accepts it, the last
 // accepted active); ColumnKernels, the transposing bf16 decode of A's
