@@ -2,44 +2,12 @@ package audit
 
 import (
 	"context"
-	"io"
-	"io/fs"
 	"math"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/kvit-s/clefcheck/wasm/report"
 	"github.com/kvit-s/clefcheck/wasm/source"
 )
-
-// sizeLog is an FS whose safetensors files record the sizes of the reads
-// made of them.
-type sizeLog struct {
-	fs.FS
-	mu    sync.Mutex
-	sizes []int
-}
-
-func (l *sizeLog) Open(name string) (fs.File, error) {
-	f, err := l.FS.Open(name)
-	if err != nil || !strings.HasSuffix(name, ".safetensors") {
-		return f, err
-	}
-	return &sizedFile{File: f, l: l}, nil
-}
-
-type sizedFile struct {
-	fs.File
-	l *sizeLog
-}
-
-func (f *sizedFile) ReadAt(p []byte, off int64) (int, error) {
-	f.l.mu.Lock()
-	f.l.sizes = append(f.l.sizes, len(p))
-	f.l.mu.Unlock()
-	return f.File.(io.ReaderAt).ReadAt(p, off)
-}
 
 // TestQuickReadChunk: a quick audit with ReadChunk (natively, of local
 // files) reads the factors in pieces of at most that size and gives the
@@ -71,7 +39,7 @@ func TestQuickReadChunk(t *testing.T) {
 		t.Fatalf("the whole reads found %d non-finite values (want %d), verdict %s", nf, len(planted)+1, want.Verdict)
 	}
 	for _, chunk := range []int64{1000, 256 << 10} {
-		l := &sizeLog{FS: source.Dir(dir)}
+		l := &readLog{FS: source.Dir(dir)}
 		got, err := Run(context.Background(), l, ".", Options{Mode: report.ModeQuick, NoAutoReport: true, ReadChunk: chunk})
 		if err != nil {
 			t.Fatal(err)

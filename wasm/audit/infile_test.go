@@ -18,11 +18,12 @@ import (
 )
 
 // readLog is an FS whose safetensors files record the offsets they are
-// read at.
+// read at, and the sizes of the reads.
 type readLog struct {
 	fs.FS
-	mu   sync.Mutex
-	offs []int64
+	mu    sync.Mutex
+	offs  []int64
+	sizes []int
 }
 
 func (l *readLog) Open(name string) (fs.File, error) {
@@ -41,6 +42,7 @@ type loggedFile struct {
 func (f *loggedFile) ReadAt(p []byte, off int64) (int, error) {
 	f.l.mu.Lock()
 	f.l.offs = append(f.l.offs, off)
+	f.l.sizes = append(f.l.sizes, len(p))
 	f.l.mu.Unlock()
 	return f.File.(io.ReaderAt).ReadAt(p, off)
 }
