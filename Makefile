@@ -125,6 +125,7 @@ guard:
 vet:
 	@fmt=$$(gofmt -l cmd wasm web scripts 2>/dev/null); if [ -n "$$fmt" ]; then echo "gofmt needed: $$fmt"; exit 1; fi
 	$(GO) vet ./...
+	$(SIMD) $(GO) vet ./wasm/spectral ./wasm/dtype # the SIMD kernels' Go assembly (asmdecl: frames, arguments)
 	GOOS=js GOARCH=wasm $(GO) vet ./...
 
 # Longer fuzzing of the parsers (not part of make test).
