@@ -190,7 +190,7 @@ func (p *DemoPage) onDecide(ctx app.Context, e app.Event) {
 			<-pending.done
 			if !pending.has {
 				spec.Server, spec.Browser, spec.Site = "", true, site
-				note = "This site runs no decision service: decided by the demo model in this browser."
+				note = "No decision service answered at this site's /health: decided by the demo model in this browser."
 			}
 		}
 		limit := 45 * time.Second

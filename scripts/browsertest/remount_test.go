@@ -80,7 +80,7 @@ func TestBrowserDemoFirstRender(t *testing.T) {
 		t.Fatalf("the decision clicked on the first render is not shown: %v", err)
 	}
 	p.shot("embed-first-render")
-	if note := p.text("#demo-note"); !strings.Contains(note, "no decision service") {
+	if note := p.text("#demo-note"); !strings.Contains(note, "No decision service answered") {
 		t.Errorf("the page does not say it decided in the browser for want of a service: %q", note)
 	}
 	if w, _ := eval[string](p, `document.querySelector("#demo-where").value`); w != "browser" {
