@@ -78,7 +78,7 @@ func (a *auditor) compareReport() {
 			m.ReportSigma = x.SingularValues
 			if at >= 0 && worst > 1 {
 				a.c.Addf(report.ReportMismatch, report.Fail, x.Module, m.Sigma[at], x.SingularValues[at],
-					"σ%d = %.6g, the report says %.6g (off by %.2f%%, tolerance %.2f%% + %.3g·σ₁)", at+1, m.Sigma[at], x.SingularValues[at],
+					"σ%d = %.6g, the report says %.6g (off by %.3g%%, tolerance %.2f%% + %.3g·σ₁)", at+1, m.Sigma[at], x.SingularValues[at],
 					100*math.Abs(m.Sigma[at]-x.SingularValues[at])/math.Abs(x.SingularValues[at]), 100*tol.SigmaRel, tol.SigmaAbs)
 			}
 			if len(x.SingularValues) != m.Rank {

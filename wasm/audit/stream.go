@@ -124,3 +124,71 @@ func (s streamer) feedColumns(g *spectral.Gram, rows, cols int, scratch *[]float
 	}
 	return nonfinite, sumsq, nil
 }
+
+// feedWide feeds the factor (rows × cols) into g once more, from empty,
+// in float64 (spectral.Gram.AddWide): the route for a factor whose float32
+// Gram overflowed (its trace +Inf with no value non-finite). With columns,
+// g accumulates X·Xᵀ (a LoRA A) from strips of columns, otherwise Xᵀ·X (a
+// LoRA B) from runs of rows. whole is the factor's bytes when they were
+// read whole (nil when streamed: they are read again, in chunks of about
+// StreamChunk/4 bytes, whose float64 copies are then StreamChunk).
+func (s streamer) feedWide(g *spectral.Gram, rows, cols int, columns bool, whole []byte) (sumsq float64, err error) {
+	g.Reset()
+	sz := int64(dtype.Size(s.t.DType))
+	var f32 []float32
+	var f64 []float64
+	add := func(b []byte, r, c int) error {
+		n := r * c
+		if cap(f32) < n {
+			f32, f64 = make([]float32, n), make([]float64, n)
+		}
+		f32, f64 = f32[:n], f64[:n]
+		if _, err := dtype.Decode32(s.t.DType, b, f32); err != nil {
+			return err
+		}
+		for i, v := range f32 {
+			f64[i] = float64(v)
+		}
+		g.AddWide(f64, r, c, columns)
+		return nil
+	}
+	budget := int64(StreamChunk / 4)
+	if !columns {
+		rowBytes := int64(cols) * sz
+		per := max(1, budget/max(1, rowBytes))
+		for i0 := int64(0); i0 < int64(rows); i0 += per {
+			k := min(per, int64(rows)-i0)
+			var b []byte
+			if whole != nil {
+				b = whole[i0*rowBytes : (i0+k)*rowBytes]
+			} else if b, err = s.rd.ReadRange(s.t, i0*rowBytes, (i0+k)*rowBytes, *s.buf); err != nil {
+				return 0, err
+			} else {
+				*s.buf = b // read again: not counted as progress
+			}
+			if err := add(b, int(k), cols); err != nil {
+				return 0, err
+			}
+		}
+		return g.Trace(), nil
+	}
+	width := max(1, budget/max(1, int64(rows)*sz))
+	strip := make([]byte, 0, int64(rows)*min(width, int64(cols))*sz)
+	for c0 := int64(0); c0 < int64(cols); c0 += width {
+		k := min(width, int64(cols)-c0)
+		strip = strip[:int64(rows)*k*sz]
+		for i := int64(0); i < int64(rows); i++ {
+			at := (i*int64(cols) + c0) * sz
+			dst := strip[i*k*sz : (i+1)*k*sz]
+			if whole != nil {
+				copy(dst, whole[at:at+k*sz])
+			} else if _, err := s.rd.ReadRange(s.t, at, at+k*sz, dst[:0:len(dst)]); err != nil {
+				return 0, err
+			}
+		}
+		if err := add(strip, rows, int(k)); err != nil {
+			return 0, err
+		}
+	}
+	return g.Trace(), nil
+}

@@ -183,6 +183,22 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 			})
 		}
 	}
+	if err == nil && a.opt.Mode != report.ModeQuick && limit == nil {
+		// A factor with values of 1.8·10¹⁹ or more overflows the float32
+		// Gram (its trace is +Inf with every value finite), one whose
+		// values are all tiny loses them as subnormals (dtype.Wide): its
+		// Gram is taken again in float64 (spectral.Gram.AddWide).
+		var wideA, wideB []byte
+		if whole {
+			wideA, wideB = st.bufA, st.bufB
+		}
+		if nfA == 0 && dtype.Wide(ssA) {
+			ssA, err = sa.feedWide(st.ga, r, m.In, true, wideA)
+		}
+		if err == nil && nfB == 0 && dtype.Wide(ssB) {
+			ssB, err = sb.feedWide(st.gb, m.Out, r, false, wideB)
+		}
+	}
 	if !whole && cap(st.bufA) > StreamChunk {
 		st.bufA, st.bufB = nil, nil // a worker keeps no more than a chunk
 	}

@@ -86,9 +86,43 @@ func scanBF16(b []byte) (nonfinite int, sumsq float64) {
 		bulk := len(b) / 16 * 16
 		nf, ss := k(b[:bulk])
 		nf2, ss2 := ScanBF16(b[bulk:])
-		return nf + nf2, ss + ss2
+		nonfinite, sumsq = nf+nf2, ss+ss2
+	} else {
+		nonfinite, sumsq = ScanBF16(b)
 	}
-	return ScanBF16(b)
+	if Wide(sumsq) {
+		sumsq = SumSquaresBF16(b)
+	}
+	return nonfinite, sumsq
+}
+
+// Wide reports whether a Σx² summed in float32 blocks must be taken again
+// in float64. The kernels' float32 sums overflow once a square or a
+// block's sum passes 3.4·10³⁸ (|x| ≳ 1.8·10¹⁹, finite in bf16): non-finite
+// values are skipped, so +Inf means exactly that. At the other end, squares
+// below 2⁻¹²⁶ (|x| < 2⁻⁶³) lose their digits as subnormals: a non-zero sum
+// below 2⁻⁶⁰ may be mostly such squares. (A sum above it loses less than
+// 2⁻³² of itself to them. A sum that is exactly zero is taken as it is:
+// data whose every value is below 2⁻⁶³ reads as zero.)
+func Wide(sumsq float64) bool {
+	return math.IsInf(sumsq, 1) || (sumsq > 0 && sumsq < 0x1p-60)
+}
+
+// SumSquaresBF16 sums the squares of the finite bf16 values of b in
+// float64: the slow route for data whose float32 block sums overflow (a
+// bf16 value's square is at most 1.2·10⁷⁷, so no float64 sum of a file's
+// values overflows).
+func SumSquaresBF16(b []byte) float64 {
+	s := 0.0
+	for i := 0; i+1 < len(b); i += 2 {
+		u := uint32(b[i]) | uint32(b[i+1])<<8
+		if u&0x7f80 == 0x7f80 {
+			continue
+		}
+		f := float64(math.Float32frombits(u << 16))
+		s += f * f
+	}
+	return s
 }
 
 // decodeBF16Portable widens bf16 src into dst (len(dst) values) and counts
