@@ -316,7 +316,9 @@ func (a *auditor) probePair(st *pairState, m *Matrix, sa, sb streamer, whole, bF
 		seed = seed*131 + uint64(ch)
 	}
 	p := spectral.Probe(fa, fb, r, m.In, m.Out, m.Scaling, a.opt.Probes, seed, a.opt.Yield)
-	if !p.Accepts(a.opt.Tol.Form) {
+	if !p.Accepts(a.opt.Tol.Form) || dtype.Wide(p.NormA*p.NormA) || dtype.Wide(p.NormB*p.NormB) {
+		// Rejected, or figures summed in float32 that overflowed or lost
+		// their digits (dtype.Wide): the exact route decides.
 		return false, nil, nil
 	}
 	m.NormA, m.NormB = p.NormA, p.NormB

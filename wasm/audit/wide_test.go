@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/kvit-s/clefcheck/wasm/dtype"
+	"github.com/kvit-s/clefcheck/wasm/kernels"
 	"github.com/kvit-s/clefcheck/wasm/report"
+	"github.com/kvit-s/clefcheck/wasm/spectral"
 )
 
 // Factors whose values are finite in bf16 but whose squares are not in
@@ -22,6 +24,20 @@ import (
 // exact and randomized modes, and the quick scan's norms too. A·2⁷⁰
 // overflows the float32 Gram; B·2⁻⁶⁸ makes B's squares subnormal there.
 func TestWideRebalancedPair(t *testing.T) {
+	testWideRebalanced(t)
+}
+
+// TestWideRebalancedProbes is TestWideRebalancedPair with the randomized
+// probes taken as in the browser (a probe kernel installed: the portable
+// loops under another name, so that they pay): their float32 figures
+// overflow on such factors, and the exact route must decide.
+func TestWideRebalancedProbes(t *testing.T) {
+	spectral.ProbeKernels.Install("portable, as installed", spectral.Kernels{Name: "portable, as installed"})
+	defer spectral.ProbeKernels.Reset()
+	testWideRebalanced(t)
+}
+
+func testWideRebalanced(t *testing.T) {
 	const module = "model.language_model.layers.41.mlp.gate_proj"
 	plain := load(t)
 	plain.report = nil
@@ -38,6 +54,9 @@ func TestWideRebalancedPair(t *testing.T) {
 			got := byModule(run(t, dir, Options{Mode: mode, NoAutoReport: true}))[module]
 			if want == nil || got == nil {
 				t.Fatalf("%v %s: no figures for %s", sc, mode, module)
+			}
+			if spectral.ProbeKernels.Name() != kernels.Portable && mode == report.ModeRandomized && (want.Method != "probes" || got.Method != "gram") {
+				t.Errorf("%v: methods %q and %q, want the probes for the plain pair and the Grams for the scaled one", sc, want.Method, got.Method)
 			}
 			near(t, mode, "‖A‖_F", got.NormA, math.Exp2(sc[0])*want.NormA, 1e-6)
 			near(t, mode, "‖B‖_F", got.NormB, math.Exp2(sc[1])*want.NormB, 1e-6)
