@@ -134,11 +134,13 @@ fuzz:
 	$(GO) test ./wasm/safetensors -run XXX -fuzz FuzzIndex -fuzztime 30s
 
 # Benchmarks (not timed tests): the native audit of the full twin in every
-# mode beside its floor (cat of the same file) and its peer (scripts/peer.py:
-# numpy doing the same work; Debian's python3-numpy with OpenBLAS,
+# mode beside its floors (cat of the same file; the files' SHA-256 with
+# hashlib) and its peer (scripts/peer.py: numpy doing the same work, with
+# and without the digests; Debian's python3-numpy with OpenBLAS,
 # libopenblas0-pthread: benchmark dependencies only), in RUNS alternating
-# rounds (default 5): median, min, max, peak RSS, the ratios, the load
-# average and the CPU flags. Then the kernels alone, each one the CPU has.
+# rounds (default 5): median, min, max, peak RSS, the ratios like for like,
+# the load average and the CPU flags. Then the kernels alone, each one the
+# CPU has.
 bench: build
 	scripts/bench.sh $(BIN) $(FULL)
 	$(SIMD) $(GO) test -run XXX -bench . -benchtime 100x ./wasm/spectral

@@ -8,16 +8,23 @@ would write instead, doing the same work on the same file.
                               A·Aᵀ and Bᵀ·B (float32, BLAS syrk) and the
                               singular values of s·B·A from eigvalsh of
                               Lᵀ·Gb·L, Ga = L·Lᵀ (float64)
+  peer.py sha256 ADAPTER_DIR  only that: the floor of an audit that checks
+                              the files' digests (needs no numpy)
+  peer.py MODE --sha256 DIR   first the SHA-256 of the files the audit reads
+                              (hashlib, i.e. OpenSSL: what a user would
+                              write to check the Hub's LFS oids), as
+                              clefcheck does unless --no-digest
 
 A benchmark dependency (Debian's python3-numpy), not a test one. Prints one
 line: the mode, pairs, non-finite count, and a checksum of the figures.
 """
+import hashlib
 import json
 import os
 import struct
 import sys
 
-import numpy as np
+np = None  # numpy, imported by main unless the mode is sha256
 
 
 def tensors(path):
@@ -36,8 +43,36 @@ def load_bf16(f, start, info):
     return x.reshape(info["shape"])
 
 
+def sha256s(adapter):
+    out = {}
+    for name in ("adapter_config.json", "adapter_model.safetensors", "extraction-report.json"):
+        path = os.path.join(adapter, name)
+        if not os.path.exists(path):
+            continue
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            while True:
+                b = f.read(1 << 24)
+                if not b:
+                    break
+                h.update(b)
+        out[name] = h.hexdigest()
+    return out
+
+
 def main():
-    mode, adapter = sys.argv[1], sys.argv[2]
+    args = sys.argv[1:]
+    digest = "--sha256" in args
+    if digest:
+        args.remove("--sha256")
+    mode, adapter = args[0], args[1]
+    digests = sha256s(adapter) if digest or mode == "sha256" else {}
+    if mode == "sha256":
+        for name, d in digests.items():
+            print(f"sha256 {d} {name}")
+        return
+    global np
+    import numpy as np
     with open(os.path.join(adapter, "adapter_config.json")) as f:
         cfg = json.load(f)
     r, alpha = cfg["r"], cfg["lora_alpha"]
@@ -67,6 +102,8 @@ def main():
             sigma = abs(s) * np.sqrt(np.clip(np.sort(w)[::-1], 0, None))
             check += float(sigma[0])
     print(f"{mode} pairs={n} nonfinite={nonfinite} checksum={check:.6g}")
+    for name, d in digests.items():
+        print(f"sha256 {d} {name}")
 
 
 if __name__ == "__main__":
