@@ -104,25 +104,44 @@ func (s streamer) feedRows(g *spectral.Gram, rows, cols int, yield func() error)
 func (s streamer) feedColumns(g *spectral.Gram, rows, cols int, scratch *[]float32, yield func() error) (nonfinite int, sumsq float64, err error) {
 	sz := int64(dtype.Size(s.t.DType))
 	width := max(int64(spectral.PanelRows), StreamChunk/(int64(rows)*sz)/spectral.PanelRows*spectral.PanelRows)
+	err = s.strips(rows, cols, width, nil, func(strip []byte, k int) error {
+		if s.add != nil {
+			s.add(int64(len(strip)))
+		}
+		nf, ss := g.FeedColumns(s.t.DType, strip, rows, k, scratch, yield)
+		nonfinite += nf
+		sumsq = ss
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	return nonfinite, sumsq, nil
+}
+
+// strips gathers the factor (rows × cols) by strips of width columns, each
+// a rows × k matrix (k = width but for the last), row by row: read from
+// the source, or copied from whole when the factor's bytes are at hand.
+func (s streamer) strips(rows, cols int, width int64, whole []byte, each func(strip []byte, k int) error) error {
+	sz := int64(dtype.Size(s.t.DType))
 	strip := make([]byte, 0, int64(rows)*min(width, int64(cols))*sz)
 	for c0 := int64(0); c0 < int64(cols); c0 += width {
 		k := min(width, int64(cols)-c0)
 		strip = strip[:int64(rows)*k*sz]
 		for i := int64(0); i < int64(rows); i++ {
 			at := (i*int64(cols) + c0) * sz
-			dst := strip[i*k*sz : i*k*sz : (i+1)*k*sz]
-			if _, err := s.rd.ReadRange(s.t, at, at+k*sz, dst); err != nil {
-				return 0, 0, err
+			dst := strip[i*k*sz : (i+1)*k*sz]
+			if whole != nil {
+				copy(dst, whole[at:at+k*sz])
+			} else if _, err := s.rd.ReadRange(s.t, at, at+k*sz, dst[:0:len(dst)]); err != nil {
+				return err
 			}
 		}
-		if s.add != nil {
-			s.add(int64(len(strip)))
+		if err := each(strip, int(k)); err != nil {
+			return err
 		}
-		nf, ss := g.FeedColumns(s.t.DType, strip, rows, int(k), scratch, yield)
-		nonfinite += nf
-		sumsq = ss
 	}
-	return nonfinite, sumsq, nil
+	return nil
 }
 
 // feedWide feeds the factor (rows × cols) into g once more, from empty,
@@ -173,22 +192,8 @@ func (s streamer) feedWide(g *spectral.Gram, rows, cols int, columns bool, whole
 		return g.Trace(), nil
 	}
 	width := max(1, budget/max(1, int64(rows)*sz))
-	strip := make([]byte, 0, int64(rows)*min(width, int64(cols))*sz)
-	for c0 := int64(0); c0 < int64(cols); c0 += width {
-		k := min(width, int64(cols)-c0)
-		strip = strip[:int64(rows)*k*sz]
-		for i := int64(0); i < int64(rows); i++ {
-			at := (i*int64(cols) + c0) * sz
-			dst := strip[i*k*sz : (i+1)*k*sz]
-			if whole != nil {
-				copy(dst, whole[at:at+k*sz])
-			} else if _, err := s.rd.ReadRange(s.t, at, at+k*sz, dst[:0:len(dst)]); err != nil {
-				return 0, err
-			}
-		}
-		if err := add(strip, rows, int(k)); err != nil {
-			return 0, err
-		}
+	if err := s.strips(rows, cols, width, whole, func(strip []byte, k int) error { return add(strip, rows, k) }); err != nil {
+		return 0, err
 	}
 	return g.Trace(), nil
 }

@@ -21,6 +21,17 @@
 // then the eigenvalues of a k × k symmetric matrix (dsyev, values only).
 // Everything after the Grams is O(r³) in float64.
 //
+// # The range of float32
+//
+// The panels' float32 sums hold any product of bf16 factors of ordinary
+// size, but bf16 has float32's exponent range: a value of 1.8·10¹⁹ or more
+// squares past float32's largest number, and one below 2⁻⁶³ squares into
+// its subnormals. Such a factor's Gram trace comes back +Inf, or tiny
+// (dtype.Wide says which is which), and the audit feeds that factor again
+// through Gram.AddWide, in float64 (gonum's dsyrk), where no bf16 product
+// overflows or underflows (see wide.go). A factor whose every value is
+// below 2⁻⁶³ still reads as zero.
+//
 // # Feeding encoded factors
 //
 // Gram.FeedColumns and Gram.FeedRows take a factor's bytes as stored and
