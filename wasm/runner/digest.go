@@ -151,60 +151,29 @@ type readerAtCloser interface {
 }
 
 // readAhead hashes the file from r to its end (started by Open).
-//
-// Where it can (Linux, a regular file, a hash that saves its state), it
-// hashes mapped windows of the file in place instead of copies
-// (mapped_linux.go); a window that cannot be mapped, or faults, is read
-// by ReadAt, and so is every one after it.
 func (t *tracker) readAhead(r readerAtCloser) {
 	defer close(t.ahead)
 	defer r.Close()
-	var view func(off int64, n int) ([]byte, func(), error)
-	if canMap(t.h) {
-		view = mapView(r)
-	}
-	var buf []byte
+	buf := make([]byte, aheadChunk)
 	for {
 		off := t.next.Load()
 		if off >= t.size || t.finishing.Load() {
 			return
 		}
-		k := int(min(int64(aheadChunk), t.size-off))
-		var b []byte
-		release := func() {}
-		if view != nil {
-			var err error
-			if b, release, err = view(off, k); err != nil {
-				view = nil
-			}
-		}
-		if view == nil {
-			if buf == nil {
-				buf = make([]byte, aheadChunk)
-			}
-			n, err := r.ReadAt(buf[:k], off)
-			if n < k && err != nil {
-				return // Finish reads it again and reports the error
-			}
-			b = buf[:k]
+		k := int(min(int64(len(buf)), t.size-off))
+		n, err := r.ReadAt(buf[:k], off)
+		if n < k && err != nil {
+			return // Finish reads it again and reports the error
 		}
 		t.mu.Lock()
 		if next := t.next.Load(); next >= off && next < off+int64(k) && !t.finishing.Load() {
 			t0 := time.Now()
-			if view == nil {
-				t.h.Write(b[next-off:])
-			} else if err := hashMapped(t.h, b[next-off:]); err != nil {
-				view = nil // the hash is as it was: this window again, by ReadAt
-				t.mu.Unlock()
-				release()
-				continue
-			}
+			t.h.Write(buf[next-off : k])
 			t.next.Store(off + int64(k))
 			t.drain()
 			t.ns.Add(int64(time.Since(t0)))
 		}
 		t.mu.Unlock()
-		release()
 	}
 }
 
