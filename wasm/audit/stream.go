@@ -197,3 +197,15 @@ func (s streamer) feedWide(g *spectral.Gram, rows, cols int, columns bool, whole
 	}
 	return g.Trace(), nil
 }
+
+// rescan is the factor's Σx² from its bytes (whole), or read again by
+// scan when streamed: dtype.Scan takes in float64 what float32 cannot.
+func (s streamer) rescan(whole []byte, row *[]float32) (sumsq float64, err error) {
+	if whole != nil {
+		_, sumsq = dtype.Scan(s.t.DType, whole, row)
+		return sumsq, nil
+	}
+	s.add = nil // read again: not counted as progress (s is a copy)
+	_, sumsq, err = s.scan(row)
+	return sumsq, err
+}

@@ -150,7 +150,7 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 	if a.opt.Mode != report.ModeQuick {
 		limit = spectral.GramAllowed(r, ta.Bytes()+tb.Bytes())
 	}
-	var err error
+	var err, wideLimit error
 	switch {
 	case (a.opt.Mode == report.ModeQuick || limit != nil) && whole:
 		nfA, ssA = dtype.Scan(ta.DType, st.bufA, &st.row)
@@ -188,15 +188,27 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 		// Gram (its trace is +Inf with every value finite), one whose
 		// values are all tiny loses them as subnormals (dtype.Wide): its
 		// Gram is taken again in float64 (spectral.Gram.AddWide).
+		// Beyond spectral.MaxWideWork the factor is only scanned again
+		// (dtype.Scan sums in float64 where float32 fails): its norm is
+		// right, its spectrum not checked.
 		var wideA, wideB []byte
 		if whole {
 			wideA, wideB = st.bufA, st.bufB
 		}
 		if nfA == 0 && dtype.Wide(ssA) {
-			ssA, err = sa.feedWide(st.ga, r, m.In, true, wideA)
+			if wideLimit = spectral.WideAllowed(r, int64(m.In)); wideLimit == nil {
+				ssA, err = sa.feedWide(st.ga, r, m.In, true, wideA)
+			} else {
+				ssA, err = sa.rescan(wideA, &st.row)
+			}
 		}
 		if err == nil && nfB == 0 && dtype.Wide(ssB) {
-			ssB, err = sb.feedWide(st.gb, m.Out, r, false, wideB)
+			if werr := spectral.WideAllowed(r, int64(m.Out)); werr == nil {
+				ssB, err = sb.feedWide(st.gb, m.Out, r, false, wideB)
+			} else {
+				wideLimit = werr
+				ssB, err = sb.rescan(wideB, &st.row)
+			}
 		}
 	}
 	if !whole && cap(st.bufA) > StreamChunk {
@@ -212,6 +224,11 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 	}
 	if nfB > 0 {
 		c.Addf(report.ValuesNonfinite, report.Fail, tb.Name, nfB, 0, "%d NaN or infinite values in lora_B", nfB)
+	}
+	if wideLimit != nil && m.Nonfinite == 0 {
+		c.Addf(report.LimitExceeded, report.Fail, m.Module, nil, spectral.MaxWideWork,
+			"singular values and SVD form not checked (values scanned, norms taken): the factors' values are beyond float32's range for the Gram route, and %v", wideLimit)
+		return c.Findings
 	}
 	if limit != nil && a.opt.Mode != report.ModeQuick {
 		c.Addf(report.LimitExceeded, report.Fail, m.Module, r, spectral.MaxGramRank,

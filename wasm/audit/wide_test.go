@@ -91,6 +91,38 @@ func TestWideStreamedFactor(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads 32 MiB")
 	}
+	dir := wideStreamed(t)
+	const r = 16
+	for _, mode := range []report.Mode{report.ModeQuick, report.ModeExact} {
+		res := run(t, dir, Options{Mode: mode, NoAutoReport: true})
+		if len(res.Matrices) != 1 || res.Matrices[0].Skipped != "" {
+			t.Fatalf("%s: the pair was not checked: %+v %v", mode, res.Matrices, res.Findings)
+		}
+		m := res.Matrices[0]
+		near(t, mode, "‖A‖_F", m.NormA, math.Sqrt2*math.Exp2(70), 1e-12)
+		near(t, mode, "‖B‖_F", m.NormB, math.Sqrt2, 1e-12)
+		if mode == report.ModeQuick {
+			continue
+		}
+		if len(m.Sigma) != r {
+			t.Fatalf("%s: %d singular values, want %d", mode, len(m.Sigma), r)
+		}
+		near(t, mode, "σ₁", m.Sigma[0], math.Exp2(70), 1e-12)
+		near(t, mode, "σ₂", m.Sigma[1], math.Exp2(70), 1e-12)
+		if m.Sigma[2] != 0 || m.NumRank != 2 {
+			t.Errorf("%s: σ₃ = %g, numerical rank %d; want 0 and 2", mode, m.Sigma[2], m.NumRank)
+		}
+		for _, f := range res.Findings {
+			if f.Code == report.ValuesNonfinite {
+				t.Errorf("%s: %s: %s (every value is finite)", mode, f.Code, f.Message)
+			}
+		}
+	}
+}
+
+// wideStreamed writes TestWideStreamedFactor's adapter and returns its folder.
+func wideStreamed(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
 	const r, in, out = 16, 1 << 20, 16
 	h, size := pairHeader(r, in, out)
@@ -117,29 +149,33 @@ func TestWideStreamedFactor(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for _, mode := range []report.Mode{report.ModeQuick, report.ModeExact} {
-		res := run(t, dir, Options{Mode: mode, NoAutoReport: true})
-		if len(res.Matrices) != 1 || res.Matrices[0].Skipped != "" {
-			t.Fatalf("%s: the pair was not checked: %+v %v", mode, res.Matrices, res.Findings)
-		}
-		m := res.Matrices[0]
-		near(t, mode, "‖A‖_F", m.NormA, math.Sqrt2*math.Exp2(70), 1e-12)
-		near(t, mode, "‖B‖_F", m.NormB, math.Sqrt2, 1e-12)
-		if mode == report.ModeQuick {
-			continue
-		}
-		if len(m.Sigma) != r {
-			t.Fatalf("%s: %d singular values, want %d", mode, len(m.Sigma), r)
-		}
-		near(t, mode, "σ₁", m.Sigma[0], math.Exp2(70), 1e-12)
-		near(t, mode, "σ₂", m.Sigma[1], math.Exp2(70), 1e-12)
-		if m.Sigma[2] != 0 || m.NumRank != 2 {
-			t.Errorf("%s: σ₃ = %g, numerical rank %d; want 0 and 2", mode, m.Sigma[2], m.NumRank)
-		}
-		for _, f := range res.Findings {
-			if f.Code == report.ValuesNonfinite {
-				t.Errorf("%s: %s: %s (every value is finite)", mode, f.Code, f.Message)
-			}
+	return dir
+}
+
+// TestWideLimit: beyond spectral.MaxWideWork (lowered here to 10⁶) the
+// float64 route is not taken: the factor of TestWideStreamedFactor is
+// scanned again for its norm, which is right, and its spectrum is left
+// unchecked, said so with limit.exceeded (fail), never values.nonfinite.
+func TestWideLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 32 MiB")
+	}
+	old := spectral.MaxWideWork
+	spectral.MaxWideWork = 1e6
+	defer func() { spectral.MaxWideWork = old }()
+	res := run(t, wideStreamed(t), Options{Mode: report.ModeExact, NoAutoReport: true})
+	if len(res.Matrices) != 1 {
+		t.Fatalf("%d pairs", len(res.Matrices))
+	}
+	m := res.Matrices[0]
+	near(t, report.ModeExact, "‖A‖_F", m.NormA, math.Sqrt2*math.Exp2(70), 1e-12)
+	if m.Sigma != nil {
+		t.Errorf("a spectrum beyond the limit: %v", m.Sigma[:2])
+	}
+	wantFinding(t, res.Outcome, report.LimitExceeded, report.Fail, "beyond float32's range")
+	for _, f := range res.Findings {
+		if f.Code == report.ValuesNonfinite {
+			t.Errorf("%s: %s (every value is finite)", f.Code, f.Message)
 		}
 	}
 }

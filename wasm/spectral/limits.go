@@ -43,3 +43,21 @@ func GramAllowed(r int, factorBytes int64) error {
 	}
 	return nil
 }
+
+// MaxWideWork bounds the float64 route's work (Gram.AddWide: gonum's
+// portable dsyrk, 1–2·10⁹ multiply-adds a second): r²·n/2 for an r × n
+// factor, about 10 s at 2·10¹⁰. The real adapter's largest factor (r = 256,
+// 17408 long) needs 5.7·10⁸; a factor beyond the bound (a hostile sparse
+// file of gigabytes with one huge value) is scanned for its norm and its
+// spectrum left unchecked, said so (limit.exceeded). A variable for the
+// tests.
+var MaxWideWork = 2e10
+
+// WideAllowed says why the float64 route may not take an r × n factor (nil:
+// it may).
+func WideAllowed(r int, n int64) error {
+	if w := float64(r) * float64(r) * float64(n) / 2; w > MaxWideWork {
+		return fmt.Errorf("its Gram in float64 would take %.3g multiply-adds, more than the %.3g the route takes (spectral.MaxWideWork)", w, MaxWideWork)
+	}
+	return nil
+}
