@@ -16,8 +16,9 @@ import (
 // float64 (gonum's dsyrk), where a bf16 factor's Gram cannot overflow
 // (a product is at most 1.2·10⁷⁷). It is the slow route — gonum's
 // portable dsyrk, about fifty times slower than the float32 kernels —
-// taken only for such factors, and only up to MaxWideWork (dtype.Wide: also one whose values are all
-// so small that their squares are subnormal in float32).
+// taken only for such factors (dtype.Wide: also one whose values are all
+// so small that their squares are subnormal in float32), and only up to
+// MaxWideWork.
 
 // AddWide adds the Gram of a block x (rows × cols, row-major float64) into
 // g, in float64: x·xᵀ when columns is true (x holds a strip of columns of
