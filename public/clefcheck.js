@@ -8,8 +8,10 @@
 // clefcheckFetch performs one request and reads its body in JavaScript,
 // stopping at limit bytes (the rest is cancelled, never buffered), so Go
 // gets the whole body with one call instead of one per network chunk.
-// Resolves to {status, headers, body: Uint8Array, truncated}.
-self.clefcheckFetch = async function (url, method, headers, body, limit, signal, answerMs) {
+// Resolves to {status, headers, body: Uint8Array, truncated}. With into
+// (an ArrayBuffer, transferred: clefcheckReadInto) a range of known length
+// that fits is read into it, and body is a view of its memory.
+self.clefcheckFetch = async function (url, method, headers, body, limit, signal, answerMs, into) {
   const init = { method: method || "GET", headers: headers || {}, signal: signal, credentials: "omit", redirect: "follow" };
   if (body && body.byteLength > 0) init.body = body;
   const resp = await clefcheckAnswered(url, init, answerMs);
@@ -20,6 +22,11 @@ self.clefcheckFetch = async function (url, method, headers, body, limit, signal,
   if (resp.status === 206 && len > 0 && len <= limit && !resp.headers.get("content-encoding")) {
     // A range of known length: read natively in one piece (much faster
     // than chunk by chunk from JavaScript), and checked against the limit.
+    if (into && into.byteLength >= len && resp.body) {
+      const r = await clefcheckBody(self.clefcheckReadInto(resp.body, into, len), signal, -1);
+      if (r && r.more) throw new Error("the response body was longer than its Content-Length (" + len + " bytes)");
+      if (r) return { status: resp.status, headers: hdrs, body: new Uint8Array(r.buf, 0, r.n), truncated: false, url: resp.url };
+    }
     const ab = await clefcheckBody(resp.arrayBuffer(), signal, -1);
     out = new Uint8Array(ab, 0, Math.min(ab.byteLength, limit));
     return { status: resp.status, headers: hdrs, body: out, truncated: ab.byteLength > limit, url: resp.url };
@@ -100,6 +107,71 @@ async function clefcheckBody(p, signal, n) {
   }
 }
 
+// clefcheckReadInto reads up to want bytes of a byte stream (a Response's
+// body, a Blob's stream()) into buf, an ArrayBuffer of at least want bytes,
+// with a BYOB reader: the browser fills memory the caller already has
+// instead of a fresh ArrayBuffer per read, which V8 maps and zeroes (on a
+// virtual machine whose page faults are dear, the twin's 1.40 GB read from
+// a picked file took 6.0-7.0 s by arrayBuffer() and 1.9-2.5 s into reused
+// buffers; from a loopback URL 17-21 s against 9-11 s). It resolves to
+// {buf, n, more}: buf the same memory handed back (a BYOB read transfers
+// the buffer it fills: the one passed in is detached from then on, even if
+// the read fails), n the bytes read, more whether the stream had more than
+// want (it is then cancelled). It resolves to null, buf untouched, where
+// the stream is not a byte stream (the caller reads it as before).
+//
+// The stream and its reader are held (reading) until the read ends: in
+// Chromium 156 a Blob's stream that nothing else referred to was
+// collected mid-read, and its read then never ended (eight 32 MiB reads at
+// once: 1 run in 6 hung, and every run with a collection forced each 30
+// ms; none held so).
+const reading = new Set();
+self.clefcheckReadInto = async function (stream, buf, want) {
+  let reader;
+  try {
+    reader = stream.getReader({ mode: "byob" });
+  } catch (e) {
+    return null;
+  }
+  const held = { stream, reader };
+  reading.add(held);
+  try {
+    let n = 0;
+    while (n < want) {
+      const { done, value } = await reader.read(new Uint8Array(buf, n, want - n));
+      if (value) buf = value.buffer;
+      if (done) return { buf, n, more: false };
+      n += value.byteLength;
+    }
+    // Full: one more byte tells a stream that is longer than asked.
+    const { done } = await reader.read(new Uint8Array(1));
+    if (!done) reader.cancel().catch(() => {});
+    return { buf, n, more: !done };
+  } finally {
+    reading.delete(held);
+  }
+};
+
+// clefcheckReadBlob reads bytes [start, end) of a Blob (a picked File) into
+// into (an ArrayBuffer of at least end-start bytes, transferred:
+// clefcheckReadInto), or into a fresh ArrayBuffer where into is missing or
+// a Blob's stream is not a byte stream; resolves to {buf, n}.
+// The slice is held too while it is read (reading).
+self.clefcheckReadBlob = async function (blob, start, end, into) {
+  const part = blob.slice(start, end);
+  reading.add(part);
+  try {
+    if (into && into.byteLength >= end - start) {
+      const r = await self.clefcheckReadInto(part.stream(), into, end - start);
+      if (r) return { buf: r.buf, n: r.more ? end - start + 1 : r.n };
+    }
+    const buf = await part.arrayBuffer();
+    return { buf, n: buf.byteLength };
+  } finally {
+    reading.delete(part);
+  }
+};
+
 // clefcheckFetchRange makes one request for bytes [start, end] of url (an
 // Authorization header only when token is given) and resolves to
 // {status, headers, url, buf}: buf is an ArrayBuffer of the body for a 206
@@ -108,17 +180,27 @@ async function clefcheckBody(p, signal, n) {
 // an Error that says so. The engine worker's dealer (Go, with its retries:
 // source.HTTP.ReadWith) fetches the audit pool workers' next segments with
 // it while they compute, and transfers the buffers to them (no copy through
-// its Go memory).
-self.clefcheckFetchRange = async function (url, start, end, token, signal, answerMs) {
+// its Go memory). With into (an ArrayBuffer of at least end-start+1
+// bytes, which is then transferred: clefcheckReadInto) the body is read
+// into it; n is the body's length (end-start+2 for one longer than the
+// range), buf's byteLength may be more.
+self.clefcheckFetchRange = async function (url, start, end, token, signal, answerMs, into) {
   const headers = { Range: "bytes=" + start + "-" + end };
   if (token) headers.Authorization = "Bearer " + token;
   const resp = await clefcheckAnswered(url, { headers: headers, credentials: "omit", signal: signal }, answerMs);
   const hdrs = {};
   resp.headers.forEach((v, k) => { hdrs[k.toLowerCase()] = v; });
-  let buf = null;
-  if (resp.status === 206) buf = await clefcheckBody(resp.arrayBuffer(), signal, -1);
-  else if (resp.body) resp.body.cancel().catch(() => {});
-  return { status: resp.status, headers: hdrs, url: resp.url, buf: buf };
+  let buf = null, n = 0;
+  const want = end - start + 1;
+  if (resp.status === 206 && into && into.byteLength >= want && resp.body) {
+    const r = await clefcheckBody(self.clefcheckReadInto(resp.body, into, want), signal, -1);
+    if (r) return { status: resp.status, headers: hdrs, url: resp.url, buf: r.buf, n: r.more ? want + 1 : r.n };
+  }
+  if (resp.status === 206) {
+    buf = await clefcheckBody(resp.arrayBuffer(), signal, -1);
+    n = buf.byteLength;
+  } else if (resp.body) resp.body.cancel().catch(() => {});
+  return { status: resp.status, headers: hdrs, url: resp.url, buf: buf, n: n };
 };
 
 // clefcheckCacheOpen opens (creating it) the folder name of the Origin

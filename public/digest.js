@@ -206,8 +206,8 @@ function viaReader(w, id, h, file, chunk, t0) {
         end({ id, error: d.error }, true);
       } else if (d.buf) {
         alive();
-        write(h, new Uint8Array(d.buf));
-        w.postMessage({ id, took: true });
+        write(h, new Uint8Array(d.buf, 0, d.n === undefined ? d.buf.byteLength : d.n));
+        w.postMessage({ id, took: true, buf: d.buf }, [d.buf]); // read the next chunks into it
       } else if (d.end) {
         end(h.len === file.size ? { id, sum: sum(h), seconds: (performance.now() - t0) / 1000, reader: true }
           : { id, error: "read " + h.len + " of the file's " + file.size + " bytes" }, true);

@@ -7,18 +7,23 @@
 //
 //   {id, file: Blob, chunk, ahead}  read file chunk bytes at a time, at
 //                                   most ahead chunks not yet taken:
-//                                   answers {id, buf: ArrayBuffer} each
-//                                   (transferred), then {id, end: true};
+//                                   answers {id, buf: ArrayBuffer, n} each
+//                                   (transferred; its first n bytes are
+//                                   the chunk), then {id, end: true};
 //                                   {id, error} if a read fails
-//   {id, took: true}                the digest worker hashed one chunk
+//   {id, took: true, buf}           the digest worker hashed one chunk,
+//                                   and hands its buffer back (optional):
+//                                   the next chunks are read into it
+//                                   (clefcheckReadBlob, a BYOB read)
 //   {id, drop: true}                stop reading file id
 //
 // It says {ready: true} once it runs.
 "use strict";
-const reads = new Map(); // id → {room: number, wake: function | null}
+importScripts("clefcheck.js" + self.location.search); // clefcheckReadBlob
+const reads = new Map(); // id → {room, wake: function | null, free: ArrayBuffers handed back}
 
 async function readFile(id, file, chunk, ahead) {
-  const r = { room: ahead, wake: null };
+  const r = { room: ahead, wake: null, free: [] };
   reads.set(id, r);
   const pending = [];
   let at = 0;
@@ -27,7 +32,11 @@ async function readFile(id, file, chunk, ahead) {
       // Keep up to ahead reads in flight, within the room the digest
       // worker has left.
       while (pending.length < r.room && at < file.size) {
-        pending.push(file.slice(at, Math.min(file.size, at + chunk)).arrayBuffer());
+        const from = at, end = Math.min(file.size, at + chunk);
+        pending.push(self.clefcheckReadBlob(file, from, end, r.free.pop() || new ArrayBuffer(chunk)).then((got) => {
+          if (got.n !== end - from) throw new Error("read " + got.n + " of the " + (end - from) + " bytes at " + from + " (the file changed?)");
+          return got;
+        }));
         at += chunk;
       }
       if (pending.length === 0) {
@@ -36,10 +45,10 @@ async function readFile(id, file, chunk, ahead) {
         if (reads.get(id) !== r) return;
         continue;
       }
-      const buf = await pending.shift();
+      const { buf, n } = await pending.shift();
       if (reads.get(id) !== r) return;
       r.room--;
-      self.postMessage({ id, buf }, [buf]);
+      self.postMessage({ id, buf, n }, [buf]);
     }
     self.postMessage({ id, end: true });
   } catch (err) {
@@ -61,6 +70,7 @@ self.onmessage = (e) => {
     reads.delete(m.id);
     if (r.wake) r.wake();
   } else if (m.took) {
+    if (m.buf && m.buf.byteLength > 0 && r.free.length < 4) r.free.push(m.buf);
     r.room++;
     if (r.wake) r.wake();
   }

@@ -56,7 +56,16 @@ func (Fetch) Do(ctx context.Context, req *fetch.Request) (*fetch.Response, error
 	ac := js.Global().Get("AbortController").New()
 	stop := context.AfterFunc(ctx, func() { ac.Call("abort") })
 	defer stop()
-	v, err := Await(fn.Invoke(req.URL, req.Method, hdr, body, float64(req.Limit), ac.Get("signal"), float64(req.AnswerWithin.Milliseconds())))
+	// A Range read into the caller's buffer comes through a kept
+	// ArrayBuffer (buffers.go) when it is large.
+	into := js.Undefined()
+	if pooled(len(req.Into), "clefcheckReadInto") {
+		into = TakeBuffer(len(req.Into))
+		// Kept again unless the read took it (a transferred buffer reads
+		// as 0 bytes long, which GiveBuffer drops).
+		defer GiveBuffer(into)
+	}
+	v, err := Await(fn.Invoke(req.URL, req.Method, hdr, body, float64(req.Limit), ac.Get("signal"), float64(req.AnswerWithin.Milliseconds()), into))
 	if err != nil {
 		if na := NoAnswer(err, req.AnswerWithin); na != nil && ctx.Err() == nil {
 			return nil, na
@@ -91,5 +100,8 @@ func (Fetch) Do(ctx context.Context, req *fetch.Request) (*fetch.Response, error
 		out.Body = make([]byte, n)
 	}
 	js.CopyBytesToGo(out.Body, b)
+	if into.Truthy() {
+		GiveBuffer(b.Get("buffer")) // into's memory, handed back
+	}
 	return out, nil
 }

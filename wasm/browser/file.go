@@ -80,6 +80,20 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 // read fills p with bytes [off, off+len(p)) of the file, which lie inside
 // it.
 func (f *File) read(p []byte, off int64) error {
+	if pooled(len(p), "clefcheckReadBlob") {
+		// Into a kept buffer (buffers.go), then into p.
+		r, err := Await(js.Global().Call("clefcheckReadBlob", f.v, float64(off), float64(off+int64(len(p))), TakeBuffer(len(p))))
+		if err != nil {
+			return err
+		}
+		buf := r.Get("buf")
+		defer GiveBuffer(buf)
+		if r.Get("n").Int() != len(p) {
+			return io.ErrUnexpectedEOF // the file shrank
+		}
+		js.CopyBytesToGo(p, js.Global().Get("Uint8Array").New(buf, 0, len(p)))
+		return nil
+	}
 	ab, err := Await(f.v.Call("slice", float64(off), float64(off+int64(len(p)))).Call("arrayBuffer"))
 	if err != nil {
 		return err

@@ -228,8 +228,20 @@ func (p *AuditPool) readSpan(ctx context.Context, file string, begin, end int64)
 		if !f.Truthy() {
 			return nil
 		}
-		promise := f.Call("slice", float64(begin), float64(end)).Call("arrayBuffer")
-		return func() (js.Value, error) { return browser.Await(promise) }
+		// Into a buffer a pool worker handed back (a BYOB read:
+		// clefcheckReadBlob), read now so that it is ready when wanted.
+		n := int(end - begin)
+		promise := js.Global().Call("clefcheckReadBlob", f, float64(begin), float64(end), p.spanBuffer(n))
+		return func() (js.Value, error) {
+			r, err := browser.Await(promise)
+			if err != nil {
+				return js.Undefined(), err
+			}
+			if got := r.Get("n").Int(); got != n {
+				return js.Undefined(), fmt.Errorf("%s: read %d of the %d bytes at %d (the file changed?)", file, got, n, begin)
+			}
+			return r.Get("buf"), nil
+		}
 	}
 	if p.Src != nil && (p.Src.Cache() != nil || p.Src.Observed()) {
 		// Through the source's cache, and past its observers (the file's
@@ -243,13 +255,23 @@ func (p *AuditPool) readSpan(ctx context.Context, file string, begin, end int64)
 	return func() (js.Value, error) {
 		buf := js.Undefined()
 		err := p.Src.ReadWith(ctx, file, begin, end-begin, func(ctx context.Context, u string, hdr map[string]string) (*fetch.Response, int64, error) {
+			if buf.Truthy() {
+				p.keepSpent(buf) // a try's body that was not accepted
+			}
 			buf = js.Undefined()
 			ac := js.Global().Get("AbortController").New()
 			stop := context.AfterFunc(ctx, func() { ac.Call("abort") })
 			defer stop()
 			token := strings.TrimPrefix(hdr["Authorization"], "Bearer ")
 			within := p.Src.AnswerWithin()
-			v, err := browser.Await(fetchRange.Invoke(u, float64(begin), float64(end-1), token, ac.Get("signal"), float64(within.Milliseconds())))
+			// The body goes into a buffer a pool worker handed back (a BYOB
+			// read); a try that fails may leave it transferred, so each
+			// try takes one.
+			into := p.spanBuffer(int(end - begin))
+			v, err := browser.Await(fetchRange.Invoke(u, float64(begin), float64(end-1), token, ac.Get("signal"), float64(within.Milliseconds()), into))
+			if into.Get("byteLength").Int() > 0 {
+				p.keepSpent(into) // not taken (an answer other than 206)
+			}
 			switch {
 			case ctx.Err() != nil:
 				return nil, 0, ctx.Err()
@@ -269,7 +291,7 @@ func (p *AuditPool) readSpan(ctx context.Context, file string, begin, end int64)
 			}
 			var n int64
 			if b := v.Get("buf"); b.Truthy() {
-				buf, n = b, int64(b.Get("byteLength").Int())
+				buf, n = b, int64(v.Get("n").Int())
 			}
 			return resp, n, nil
 		})
@@ -312,8 +334,8 @@ func (p *AuditPool) spanBuffer(n int) js.Value {
 // keepSpent keeps a span buffer a pool worker handed back (a few: about
 // as many as there are spans in flight).
 func (p *AuditPool) keepSpent(ab js.Value) {
-	if !ab.Truthy() || ab.Get("byteLength").Type() != js.TypeNumber {
-		return
+	if !ab.Truthy() || ab.Get("byteLength").Type() != js.TypeNumber || ab.Get("byteLength").Int() == 0 {
+		return // a transferred (detached) buffer is 0 bytes long
 	}
 	p.bufMu.Lock()
 	defer p.bufMu.Unlock()
