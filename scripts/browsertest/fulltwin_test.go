@@ -32,8 +32,9 @@ import (
 // The quick and randomized audits run again through a link of 125 MB/s
 // (1 Gbit/s; CLEFCHECK_RATE=MB/s), shared by all the requests, beside the
 // bare download through it. Each figure is reported beside its floor
-// (<run>/floor). CLEFCHECK_EXACT=1 adds the exact mode. Run it once
-// (-benchtime 1x):
+// (<run>/floor), as the median, min and max over CLEFCHECK_ROUNDS rounds
+// (1 unless set), each ratio taken within a round. CLEFCHECK_EXACT=1 adds
+// the exact mode. Run it once (-benchtime 1x):
 //
 //	make bench-browser
 //
@@ -48,7 +49,13 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 	if _, err := os.Stat(filepath.Join(ad, "adapter_model.safetensors")); err != nil {
 		b.Fatalf("CLEFCHECK_FULL=%s holds no twin (clefcheck world --full %s): %v", full, full, err)
 	}
-	p := newTab(b, 30*time.Minute)
+	// The rounds run within one call (-benchtime 1x): the testing package
+	// would run a benchmark once more before N rounds.
+	rounds := 1
+	if v, err := strconv.Atoi(os.Getenv("CLEFCHECK_ROUNDS")); err == nil && v > 0 {
+		rounds = v
+	}
+	p := newTab(b, time.Duration(rounds)*30*time.Minute)
 	files := http.StripPrefix("/twin/", http.FileServer(http.Dir(full)))
 	// The same files at a commit, as a Hub resolve URL names it: their
 	// ranges are kept in the browser's cache.
@@ -132,26 +139,35 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 	if only := os.Getenv("CLEFCHECK_RUNS"); only != "" { // e.g. randomized,randomized-cache
 		runs = slices.DeleteFunc(runs, func(r benchRun) bool { return !slices.Contains(strings.Split(only, ","), r.name) })
 	}
-	wall, gaps := map[string]time.Duration{}, map[string]float64{}
-	floors := map[string]float64{}
+	// Each round's figures, kept apart: the median, min and max over the
+	// rounds (CLEFCHECK_ROUNDS, make bench-browser ROUNDS=N), and each ratio
+	// taken within a round, the audit beside the floor read in that round.
+	wall, floors := map[string][]float64{}, map[string][]float64{}
+	gaps := map[string]float64{}
 
 	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if i == 0 {
-			p.click("#cache-clear") // a fresh start (a fresh profile has none anyway)
-		}
+	for i := 0; i < rounds; i++ {
 		for _, r := range runs {
+			if r.name == "randomized" {
+				// randomized-cache reads what this run keeps: each round
+				// starts with an empty cache (cleared by the engine worker:
+				// wait for the bar to say so).
+				p.click("#cache-clear")
+				if err := p.waitJS("the cache to be cleared", `/\(0 ranges\)|Cache off/.test(document.querySelector("#cache-size").innerText)`, time.Minute); err != nil {
+					b.Fatal(err)
+				}
+			}
 			before := requests.Load()
 			// The digest switch as this run wants it (go-app reads the
 			// checkbox's change event).
 			p.run(fmt.Sprintf(`(() => { const c = document.querySelector("#no-digest"); if (c && c.checked !== %v) c.click(); })()`, strings.HasSuffix(r.name, noDigest)))
 			w, gap := twinAudit(b, p, r.name, r.mode, r.files, twin.URL+r.path, ad, native)
-			wall[r.name] += w
+			wall[r.name] = append(wall[r.name], w.Seconds())
 			gaps[r.name] = max(gaps[r.name], gap)
-			b.Logf("%s: %d requests to the twin's server; the cache: %s", r.name, requests.Load()-before, p.text("#cache-size"))
+			b.Logf("round %d: %s: %d requests to the twin's server; the cache: %s", i+1, r.name, requests.Load()-before, p.text("#cache-size"))
 		}
 		for name, s := range twinFloors(b, p, twin.URL, ad, slow) {
-			floors[name] += s
+			floors[name] = append(floors[name], s)
 		}
 	}
 	b.StopTimer()
@@ -159,14 +175,20 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 	b.ReportMetric(0, "ns/op") // the figures below are what counts
 	b.ReportMetric(native.Seconds(), "native-quick-s")
 	for _, r := range runs {
-		b.ReportMetric(wall[r.name].Seconds()/float64(b.N), r.name+"-s")
+		med := spread(wall[r.name])
+		b.ReportMetric(med.median, r.name+"-s")
 		b.ReportMetric(gaps[r.name], r.name+"-gap-ms")
+		b.Logf("%s: %s s", r.name, med)
 	}
 	for name, s := range floors {
-		b.ReportMetric(s/float64(b.N), name+"-s")
+		med := spread(s)
+		b.ReportMetric(med.median, name+"-s")
+		b.Logf("%s: %s s", name, med)
 	}
-	b.ReportMetric(wall["randomized-cache"].Seconds()/wall["randomized-files"].Seconds(), "cache/files-ratio")
-	// Each figure beside its floor, measured in the same run.
+	if c, f := wall["randomized-cache"], wall["randomized-files"]; len(c) > 0 && len(f) > 0 {
+		b.ReportMetric(spread(c).median/spread(f).median, "cache/files-ratio")
+	}
+	// Each figure beside its floor, measured in the same round.
 	for _, r := range []struct{ run, floor string }{
 		{"quick", "floor-url"}, {"randomized", "floor-url"}, {"exact", "floor-url"},
 		{"quick-files", "floor-file"}, {"randomized-files", "floor-file"},
@@ -178,11 +200,44 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 		{"quick-files", "floor-file-byob"}, {"randomized-files", "floor-file-byob"},
 		{"quick-files" + noDigest, "floor-file-byob"}, {"quick" + noDigest, "floor-url-byob"},
 	} {
-		if w, f := wall[r.run].Seconds()/float64(b.N), floors[r.floor]/float64(b.N); w > 0 && f > 0 {
-			b.ReportMetric(w/f, r.run+"/"+r.floor)
-			b.Logf("%s: %.2f s, %.2f× its floor (%s, %.2f s)", r.run, w, w/f, r.floor, f)
+		w, f := wall[r.run], floors[r.floor]
+		if len(w) == 0 || len(w) != len(f) {
+			continue
 		}
+		ratios := make([]float64, len(w))
+		for i := range w {
+			ratios[i] = w[i] / f[i]
+		}
+		q := spread(ratios)
+		b.ReportMetric(q.median, r.run+"/"+r.floor)
+		b.Logf("%s: %s× its floor (%s: %s s)", r.run, q, r.floor, spread(f))
 	}
+}
+
+// figures is the median, min and max of one figure over the rounds.
+type figures struct {
+	median, min, max float64
+	n                int
+}
+
+func spread(v []float64) figures {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return figures{}
+	}
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return figures{median: m, min: s[0], max: s[len(s)-1], n: len(s)}
+}
+
+func (f figures) String() string {
+	if f.n == 1 {
+		return fmt.Sprintf("%.2f", f.median)
+	}
+	return fmt.Sprintf("%.2f (median of %d; min %.2f, max %.2f)", f.median, f.n, f.min, f.max)
 }
 
 // linkRate is a link of bytesPerSec shared by all its connections: each
@@ -318,15 +373,17 @@ func twinFloors(b *testing.B, p *tab, twinURL, ad, slow string) map[string]float
 	// read the browser allows, as the audit reads (clefcheckReadInto).
 	const floorJS = `(async () => {
 		const f = document.querySelector("#floor-file").files[0], size = f.size, piece = 32 << 20, url = %q, byob = %v;
-		const into = async (stream, lane) => { const r = stream.getReader({mode: "byob"}); let buf = bufs[lane], k = 0;
-			for (;;) { const {done, value} = await r.read(new Uint8Array(buf, k)); if (value) buf = value.buffer; if (done) break; k += value.byteLength; }
-			bufs[lane] = buf; return k; };
+		const into = async (stream, lane, want) => { const r = stream.getReader({mode: "byob"}); let buf = bufs[lane], k = 0;
+			while (k < want) { const {done, value} = await r.read(new Uint8Array(buf, k, want - k)); if (value) buf = value.buffer; if (done) break; k += value.byteLength; }
+			bufs[lane] = buf;
+			if (k === want) { const {done} = await r.read(new Uint8Array(1)); if (!done) throw new Error("a body longer than " + want + " bytes"); }
+			return k; };
 		const bufs = [0, 1, 2, 3].map(() => new ArrayBuffer(piece));
 		const read = async (o, lane) => { const end = Math.min(size, o + piece);
-			if (!url) return byob ? into(f.slice(o, end).stream(), lane) : (await f.slice(o, end).arrayBuffer()).byteLength;
+			if (!url) return byob ? into(f.slice(o, end).stream(), lane, end - o) : (await f.slice(o, end).arrayBuffer()).byteLength;
 			const r = await fetch(url, {headers: {Range: "bytes=" + o + "-" + (end - 1)}, cache: "no-store"});
 			if (r.status !== 206) throw new Error("HTTP " + r.status + " at " + o);
-			return byob ? into(r.body, lane) : (await r.arrayBuffer()).byteLength; };
+			return byob ? into(r.body, lane, end - o) : (await r.arrayBuffer()).byteLength; };
 		const t0 = performance.now(); let next = 0, n = 0;
 		const lane = async (i) => { while (next < size) { const o = next; next += piece; const k = await read(o, i); n += k; } };
 		await Promise.all([lane(0), lane(1), lane(2), lane(3)]);
