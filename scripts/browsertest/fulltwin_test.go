@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,7 +40,8 @@ import (
 //	make bench-browser
 //
 // Metrics: <run>-s (wall seconds of each audit), <run>-gap-ms (longest
-// frame gap), native-quick-s, floor-url-s and floor-file-s.
+// frame gap), native-quick-s, floor-url-s and floor-file-s. CLEFCHECK_CPU=1
+// logs each audit's CPU time by Chromium's process and thread.
 func BenchmarkBrowserFullTwin(b *testing.B) {
 	full := os.Getenv("CLEFCHECK_FULL")
 	if full == "" {
@@ -292,6 +294,10 @@ func twinAudit(b *testing.B, p *tab, run, mode string, fromFiles bool, twinURL, 
 	// go-app's ValueTo listens to change events: dispatch them.
 	p.run(`["#claims","#mode","#adapter-url"].forEach(s => document.querySelector(s).dispatchEvent(new Event("change")))`)
 	p.run(`window.__gap = 0, window.__long = [], window.__t0 = performance.now()`)
+	var cpu cpuThreads
+	if os.Getenv("CLEFCHECK_CPU") != "" {
+		cpu = snapshotCPU()
+	}
 	start := time.Now()
 	if fromFiles {
 		// The same files again fire no change event unless the input is cleared.
@@ -322,6 +328,11 @@ func twinAudit(b *testing.B, p *tab, run, mode string, fromFiles bool, twinURL, 
 		err = p.waitJS("the "+run+" audit's verdict", fmt.Sprintf(`(() => { const v = document.querySelector("#verdict"); const s = document.querySelector(".summary"); return !!(v && s && s.innerText.includes(%q)) })()`, mode+" audit in"), 12*time.Minute)
 	}
 	wall := time.Since(start)
+	if cpu != nil {
+		// Where the time went: Chromium's threads' CPU seconds.
+		by, total := snapshotCPU().since(cpu)
+		b.Logf("%s: Chromium's CPU time %.2f s in %.2f s (of %d cores): %s", run, total, wall.Seconds(), runtime.NumCPU(), by)
+	}
 	close(stop)
 	<-done
 	text := p.text(".summary")
@@ -400,9 +411,17 @@ func twinFloors(b *testing.B, p *tab, twinURL, ad, slow string) map[string]float
 		{"floor-file", "the local file", "", false},
 		{"floor-file-byob", "the local file into reused buffers", "", true},
 	} {
+		var cpu cpuThreads
+		if os.Getenv("CLEFCHECK_CPU") != "" {
+			cpu = snapshotCPU()
+		}
 		ms, err := eval[float64](p, fmt.Sprintf(floorJS, src.url, src.byob), chromedp.EvalAwaitPromise)
 		if err != nil {
 			b.Fatalf("reading the twin from %s: %v", src.name, err)
+		}
+		if cpu != nil {
+			by, total := snapshotCPU().since(cpu)
+			b.Logf("%s: Chromium's CPU time %.2f s in %.2f s: %s", src.metric, total, ms/1000, by)
 		}
 		b.Logf("floor: the browser reads the twin's 1.40 GB from %s in %.2f s (32 MB pieces, 4 at a time)", src.name, ms/1000)
 		if src.byob {
