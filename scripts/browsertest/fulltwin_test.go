@@ -344,6 +344,11 @@ func twinAudit(b *testing.B, p *tab, run, mode string, fromFiles bool, twinURL, 
 	if err != nil {
 		b.Fatalf("%s audit of the twin: %q %v", mode, clip(text, 500), err)
 	}
+	if m := regexp.MustCompile(`audit in ([0-9.]+) s`).FindStringSubmatch(text); m != nil {
+		// The engine's own time (the audit's, from its start in the engine
+		// worker to its verdict) beside the wall time from the click.
+		b.Logf("%s: the engine's audit %s s of the %.2f s", run, m[1], wall.Seconds())
+	}
 	kernel := p.text("#kernel")
 	var rep struct {
 		Provenance struct {

@@ -324,6 +324,7 @@ func newTabLog(tb testing.TB, limit time.Duration, log io.Writer) *tab {
 		chromedp.Flag("disable-quic", true),
 		chromedp.UserDataDir(tb.TempDir()),
 		chromedp.WindowSize(1280, 1000),
+		chromedp.ModifyCmdFunc(ownGroup(tb)), // its whole group ends with the test
 	)
 	if f := os.Getenv("CLEFCHECK_CHROME_LOG"); f != "" {
 		// Chromium's own log, with every console message of the page and
