@@ -389,11 +389,14 @@ func twinFloors(b *testing.B, p *tab, twinURL, ad, slow string) map[string]float
 	// read the browser allows, as the audit reads (clefcheckReadInto).
 	const floorJS = `(async () => {
 		const f = document.querySelector("#floor-file").files[0], size = f.size, piece = 32 << 20, url = %q, byob = %v;
-		const into = async (stream, lane, want) => { const r = stream.getReader({mode: "byob"}); let buf = bufs[lane], k = 0;
+		// Each stream and its reader held while read (as clefcheckReadInto
+		// does): a Blob's stream collected mid-read never ends in Chromium.
+		const held = window.__floorHeld || (window.__floorHeld = new Set());
+		const into = async (stream, lane, want) => { const r = stream.getReader({mode: "byob"}), hold = [stream, r]; held.add(hold); try { let buf = bufs[lane], k = 0;
 			while (k < want) { const {done, value} = await r.read(new Uint8Array(buf, k, want - k)); if (value) buf = value.buffer; if (done) break; k += value.byteLength; }
 			bufs[lane] = buf;
 			if (k === want) { const {done} = await r.read(new Uint8Array(1)); if (!done) throw new Error("a body longer than " + want + " bytes"); }
-			return k; };
+			return k; } finally { held.delete(hold); } };
 		const bufs = [0, 1, 2, 3].map(() => new ArrayBuffer(piece));
 		const read = async (o, lane) => { const end = Math.min(size, o + piece);
 			if (!url) return byob ? into(f.slice(o, end).stream(), lane, end - o) : (await f.slice(o, end).arrayBuffer()).byteLength;
@@ -402,7 +405,8 @@ func twinFloors(b *testing.B, p *tab, twinURL, ad, slow string) map[string]float
 			return byob ? into(r.body, lane, end - o) : (await r.arrayBuffer()).byteLength; };
 		const t0 = performance.now(); let next = 0, n = 0;
 		const lane = async (i) => { while (next < size) { const o = next; next += piece; const k = await read(o, i); n += k; } };
-		await Promise.all([lane(0), lane(1), lane(2), lane(3)]);
+		await Promise.race([Promise.all([lane(0), lane(1), lane(2), lane(3)]),
+			new Promise((_, no) => setTimeout(() => no(new Error("the read did not end in 300 s")), 300000))]);
 		if (n !== size) throw new Error("read " + n + " of " + size + " bytes");
 		return performance.now() - t0; })()`
 	out := map[string]float64{}
