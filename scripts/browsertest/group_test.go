@@ -4,6 +4,7 @@ package browsertest
 
 import (
 	"os/exec"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -15,11 +16,13 @@ import (
 // children (a renderer still running a worker, the network service) can
 // outlive the browser process that chromedp kills, and then spin on: a
 // leftover renderer of one bench ran at 96 % of a core through the next
-// bench's figures. chromedp's own sweep looks for --user-data-dir in its
+// bench's figures. chromedp sweeps for leftovers only in a user-data-dir
+// it made itself (not the test's own), and by --user-data-dir in the
 // children's command lines, which Chromium rewrites with spaces.
 func ownGroup(tb testing.TB) func(cmd *exec.Cmd) {
-	var started *exec.Cmd
+	var cmdOf atomic.Pointer[exec.Cmd] // set where chromedp starts it
 	tb.Cleanup(func() {
+		started := cmdOf.Load()
 		if started == nil || started.Process == nil {
 			return
 		}
@@ -39,6 +42,6 @@ func ownGroup(tb testing.TB) func(cmd *exec.Cmd) {
 		}
 		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 		cmd.SysProcAttr.Setpgid = true
-		started = cmd
+		cmdOf.Store(cmd)
 	}
 }
