@@ -129,7 +129,11 @@ func TestBrowserReadInto(t *testing.T) {
 	r = got["short"]
 	check("short", r.N == 50 && !r.More && r.Good, "50 bytes (shorter than the range says)")
 	r = got["cut"]
-	check("cut", r.Error != "" && r.Detached && strings.Contains(r.Error, "cut short"), "rejected as cut short")
+	// Whether the buffer given is detached after a cut is a race: a BYOB
+	// read transfers it, but one issued after the stream has already
+	// errored rejects without (the Streams spec's ReadableStreamBYOBReaderRead);
+	// the callers take it back only if it still has its bytes (buffers.go).
+	check("cut", r.Error != "" && strings.Contains(r.Error, "cut short"), "rejected as cut short")
 	r = got["blob"]
 	check("blob", r.N == 2<<20 && r.Good && r.Detached && r.Cap == 4<<20, "2 MiB of the Blob from 777, in the buffer given")
 	r = got["blobEnd"]
