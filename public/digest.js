@@ -6,12 +6,15 @@
 // the compression function it checked, wasm/wasmsimd's sha256, as bytes:
 //
 //   {code: Uint8Array}          compile the module (answers {ready: true})
-//   {id, buf: ArrayBuffer, n}   hash the first n bytes of buf (all of it
-//                               without n) next into hash id, in the order
-//                               they arrive; answers {ack: n, buf}, the
-//                               buffer handed back for reuse (a fresh
-//                               ArrayBuffer of 8 MiB costs the engine worker
-//                               more than filling one)
+//   {id, buf: ArrayBuffer, n, at, tag}
+//                               hash n bytes of buf from at (at: 0 by
+//                               default; n: the rest of buf) next into hash
+//                               id, in the order they arrive; answers
+//                               {ack: n, buf, tag}, the buffer handed back
+//                               for reuse (a fresh ArrayBuffer of 8 MiB
+//                               costs the engine worker more than filling
+//                               one) with the tag it came with (a span's
+//                               buffer goes back to the pool's dealer)
 //   {id, sum: true}             answers {id, sum: Uint8Array(32)}: the digest
 //                               of what came so far (more may follow)
 //   {id, reset: true}           start hash id afresh
@@ -246,9 +249,9 @@ self.onmessage = (e) => {
     }
     if (h.failed) throw new Error(h.failed);
     if (m.buf) {
-      const n = m.n === undefined ? m.buf.byteLength : m.n;
-      write(h, new Uint8Array(m.buf, 0, n));
-      self.postMessage({ ack: n, buf: m.buf }, [m.buf]);
+      const at = m.at > 0 ? m.at : 0, n = m.n === undefined ? m.buf.byteLength - at : m.n;
+      write(h, new Uint8Array(m.buf, at, n));
+      self.postMessage({ ack: n, buf: m.buf, tag: m.tag }, [m.buf]);
     } else if (m.sum) {
       self.postMessage({ id: m.id, sum: sum(h) });
     }
@@ -260,6 +263,6 @@ self.onmessage = (e) => {
       h.failed = msg;
       hashes.set(m.id, h);
     }
-    self.postMessage({ id: m.id, error: msg, ack: m.buf ? (m.n === undefined ? m.buf.byteLength : m.n) : 0 });
+    self.postMessage({ id: m.id, error: msg, ack: m.buf ? (m.n === undefined ? m.buf.byteLength - (m.at > 0 ? m.at : 0) : m.n) : 0 });
   }
 };

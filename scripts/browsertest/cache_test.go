@@ -306,9 +306,16 @@ func TestBrowserDigests(t *testing.T) {
 			t.Errorf("picked %s: the page's SHA-256 %s, the CLI's %s", f.Name, f.SHA256, want[f.Name])
 		}
 	}
-	// Read by the digest worker's file reader, a thread of its own.
-	if !strings.Contains(local.Summary.Kernel, "in a worker of its own (digest.js), 3 picked files read beside it (digestread.js)") {
-		t.Errorf("the picked files were not hashed by the digest worker, read by its file reader: %q", local.Summary.Kernel)
+	// The safetensors file hashed from the spans the pool's dealer read
+	// (read once: only its header and tail read again for the digest);
+	// the two small files, which no span covers, read whole by the digest
+	// worker's file reader, a thread of its own.
+	if !strings.Contains(local.Summary.Kernel, "in a worker of its own (digest.js), 1 picked file hashed from the pool's spans") ||
+		!strings.Contains(local.Summary.Kernel, "2 picked files read beside it (digestread.js)") {
+		t.Errorf("the picked files were not hashed from the pool's spans and by the digest worker's reader: %q", local.Summary.Kernel)
+	}
+	if spans, alone, ok := fedBytes(local.Summary.Kernel); !ok || spans < 1<<20 || alone*10 > spans {
+		t.Errorf("the safetensors file: %.0f bytes hashed from the spans, %.0f read for the digest alone (%v): %q", spans, alone, ok, local.Summary.Kernel)
 	}
 	p.shot("digests-picked")
 	// A fresh page for the last audit: this one's picked files are its
@@ -326,10 +333,25 @@ func TestBrowserDigests(t *testing.T) {
 	p.shot("digests")
 }
 
+// fedBytes reads the bytes a note says were hashed from the pool's spans
+// and read for the digest alone ("… hashed from the pool's spans (1.1 MB
+// of them; 54.4 kB read for the digest alone)").
+func fedBytes(note string) (spans, alone float64, ok bool) {
+	m := regexp.MustCompile(`hashed from the pool's spans \(([0-9.]+) (B|kB|MB|GB) of them; ([0-9.]+) (B|kB|MB|GB) read for the digest alone\)`).FindStringSubmatch(note)
+	if m == nil {
+		return 0, 0, false
+	}
+	unit := map[string]float64{"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9}
+	var a, b float64
+	fmt.Sscan(m[1], &a)
+	fmt.Sscan(m[3], &b)
+	return a * unit[m[2]], b * unit[m[4]], true
+}
+
 // TestBrowserDigestNoReader: where the digest worker's file reader
 // (public/digestread.js) is missing, or fails on the first file it is
-// given, the digest worker reads the picked files itself (from their
-// start), says so, and its digests are the CLI's.
+// given, the digest worker reads the picked files no span covers itself
+// (from their start), says so, and its digests are the CLI's.
 func TestBrowserDigestNoReader(t *testing.T) {
 	e := harness(t)
 	ad := filepath.Join(e.world, "adapter")
@@ -381,7 +403,8 @@ func TestBrowserDigestNoReader(t *testing.T) {
 			} `json:"provenance"`
 		}
 		jsonOf(t, pageReport(t, p), &r)
-		if !strings.Contains(r.Summary.Kernel, "in a worker of its own (digest.js), 3 picked files read there") {
+		if !strings.Contains(r.Summary.Kernel, "in a worker of its own (digest.js), 1 picked file hashed from the pool's spans") ||
+			!strings.Contains(r.Summary.Kernel, "2 picked files read there") {
 			t.Errorf("%s file reader: the digest worker should read the picked files itself: %q", c.name, r.Summary.Kernel)
 		}
 		if len(r.Provenance.Files) != len(cli.Provenance.Files) || len(r.Provenance.Files) == 0 {

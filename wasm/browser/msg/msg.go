@@ -187,11 +187,28 @@ func PairsOf(v js.Value) Pairs {
 // Spent hands a span's ArrayBuffer back to the dealer once the pool
 // worker has copied it (post Buf in the transfer list): the dealer fills
 // it again for another span.
-type Spent struct{ Buf js.Value }
+// File, Offset and Len say which span it held (the dealer hands its
+// bytes on to the file's digest: worker/feed.go).
+type Spent struct {
+	Buf         js.Value
+	File        string
+	Offset, Len int64
+}
 
-func (m Spent) Value() js.Value { return object(OpSpent, "buf", m.Buf) }
+func (m Spent) Value() js.Value {
+	return object(OpSpent, "buf", m.Buf, "file", m.File, "offset", float64(m.Offset), "len", float64(m.Len))
+}
 
-func SpentOf(v js.Value) Spent { return Spent{Buf: v.Get("buf")} }
+func SpentOf(v js.Value) Spent {
+	m := Spent{Buf: v.Get("buf"), File: str(v, "file")}
+	if o := v.Get("offset"); o.Type() == js.TypeNumber {
+		m.Offset = int64(o.Float())
+	}
+	if n := v.Get("len"); n.Type() == js.TypeNumber {
+		m.Len = int64(n.Float())
+	}
+	return m
+}
 
 // Opened says a pool worker opened the adapter.
 type Opened struct{ Kernel string }

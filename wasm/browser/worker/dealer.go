@@ -48,6 +48,9 @@ type AuditPool struct {
 	bufMu   sync.Mutex
 	bufs    [][]byte   // span buffers free for reuse
 	spent   []js.Value // ArrayBuffers the pool workers handed back
+	feedMu  sync.Mutex
+	feeds   map[string]*fileFeed // picked files hashed from the spans (feed.go)
+	planned bool                 // the feeds were told the spans
 }
 
 // buffer is a span buffer of n bytes, reused when one is free.
@@ -229,11 +232,11 @@ func (p *AuditPool) readSpan(ctx context.Context, file string, begin, end int64)
 			return nil
 		}
 		// Into a buffer a pool worker handed back (a BYOB read:
-		// clefcheckReadBlob), read now so that it is ready when wanted.
+		// clefcheckReadBlob), read as soon as asked (startRead) so that
+		// it is ready when wanted.
 		n := int(end - begin)
-		promise := js.Global().Call("clefcheckReadBlob", f, float64(begin), float64(end), p.spanBuffer(n))
 		return func() (js.Value, error) {
-			r, err := browser.Await(promise)
+			r, err := browser.Await(js.Global().Call("clefcheckReadBlob", f, float64(begin), float64(end), p.spanBuffer(n)))
 			if err != nil {
 				return js.Undefined(), err
 			}
@@ -400,8 +403,12 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 	// worker reads the bytes itself.
 	segs := audit.Segments(jobs, segmentBytes)
 	var from map[int]int64
-	if p.observed() {
+	feeding := p.hasFeeds()
+	if p.observed() || feeding {
 		from = fileOrder(segs)
+	}
+	if feeding {
+		defer p.abandonFeeds()
 	}
 	depth := defaultDepth
 	if p.Src != nil && p.observed() {
@@ -446,7 +453,11 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 			return nil
 		}
 		ch := make(chan spanRead, 1)
+		feed := p.feed(file)
 		go func() {
+			if feed != nil {
+				feed.gate(ctx, begin) // not too far ahead of the file's digest
+			}
 			buf, err := read()
 			ch <- spanRead{buf, err}
 		}()
@@ -457,6 +468,16 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 	// kernels checked, the adapter opened), which the bytes spend on their
 	// way instead. They are the reads the dealer would start first (in file
 	// order when that matters), as many as the workers will hold.
+	if feeding {
+		// The spans the dealer will read, for the files' digests.
+		spans := map[string][][2]int64{}
+		for i := range segs {
+			if file, begin, end := span(i); file != "" && end-begin <= 2*segmentBytes {
+				spans[file] = append(spans[file], [2]int64{begin, end})
+			}
+		}
+		p.planFeeds(spans)
+	}
 	early := map[int]chan spanRead{}
 	for i := range min(len(segs), earlyReads(n, depth, p.observed())) {
 		early[i] = startRead(i)
@@ -473,11 +494,12 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 		} else {
 			ch = startRead(i)
 		}
+		file, begin, end := span(i)
 		if ch == nil {
+			p.skipFeed(file, begin, end)
 			workers[w].Call("postMessage", m.Value())
 			return
 		}
-		file, begin, end := span(i)
 		go func() {
 			if r := <-ch; r.err == nil && r.buf.Truthy() {
 				// file is the path the worker opened it by (Reader.Name)
@@ -485,6 +507,7 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 				workers[w].Call("postMessage", m.Value(), []any{r.buf})
 				return
 			}
+			p.skipFeed(file, begin, end) // the worker reads it itself
 			workers[w].Call("postMessage", m.Value())
 		}()
 	}
@@ -509,7 +532,10 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 				}
 				workers[m.w].Call("postMessage", open)
 			case msg.OpSpent:
-				p.keepSpent(msg.SpentOf(m.v).Buf)
+				s := msg.SpentOf(m.v)
+				if f := p.feed(s.File); f == nil || s.Len <= 0 || !f.offer(s.Offset, s.Offset+s.Len, s.Buf) {
+					p.keepSpent(s.Buf)
+				}
 			case msg.OpOpened:
 				started++
 				if p.OnStart != nil {

@@ -63,7 +63,9 @@ type digestWorker struct {
 	next     int
 	sums     map[int][]chan digestReply // by hash, in the order asked
 	inflight int64
-	free     []js.Value    // ArrayBuffers of digestPiece bytes handed back
+	free     []js.Value             // ArrayBuffers of digestPiece bytes handed back
+	backs    map[int]func(js.Value) // by tag: where a buffer posted with one goes back (postBuf)
+	tags     int
 	freed    chan struct{} // a token when acks free room
 	err      error         // the worker failed: every hash fails
 }
@@ -140,9 +142,18 @@ func (d *digestWorker) stop() {
 // answer takes an ack, a sum or an error from the worker (its message
 // handler: it must not block).
 func (d *digestWorker) answer(m js.Value) {
+	if t := m.Get("tag"); t.Type() == js.TypeNumber {
+		d.mu.Lock()
+		back := d.backs[t.Int()]
+		delete(d.backs, t.Int())
+		d.mu.Unlock()
+		if back != nil {
+			back(m.Get("buf")) // a span's buffer, to its dealer
+		}
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if b := m.Get("buf"); b.Truthy() && b.Get("byteLength").Int() == digestPiece && len(d.free) < digestFree {
+	if b := m.Get("buf"); b.Truthy() && m.Get("tag").Type() != js.TypeNumber && b.Get("byteLength").Int() == digestPiece && len(d.free) < digestFree {
 		d.free = append(d.free, b)
 	}
 	if a := m.Get("ack"); a.Type() == js.TypeNumber && a.Int() > 0 {
@@ -212,22 +223,21 @@ func (d *digestWorker) post(id int, b []byte) error {
 	return nil
 }
 
-// postPiece sends b (copied into an ArrayBuffer handed back earlier, or a
-// new one; transferred) to hash id, first waiting for room in flight.
-func (d *digestWorker) postPiece(id int, b []byte) error {
+// reserve waits for room in flight for n bytes, and takes it.
+func (d *digestWorker) reserve(n int64) error {
 	deadline := time.Now().Add(digestTimeout)
 	for {
 		d.mu.Lock()
-		err, room := d.err, d.inflight+int64(len(b)) <= digestInflight || d.inflight == 0
+		err, room := d.err, d.inflight+n <= digestInflight || d.inflight == 0
 		if err == nil && room {
-			d.inflight += int64(len(b))
+			d.inflight += n
 		}
 		d.mu.Unlock()
 		if err != nil {
 			return err
 		}
 		if room {
-			break
+			return nil
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the digest worker took no bytes for %v", digestTimeout)
@@ -236,6 +246,14 @@ func (d *digestWorker) postPiece(id int, b []byte) error {
 		case <-d.freed:
 		case <-time.After(50 * time.Millisecond):
 		}
+	}
+}
+
+// postPiece sends b (copied into an ArrayBuffer handed back earlier, or a
+// new one; transferred) to hash id, first waiting for room in flight.
+func (d *digestWorker) postPiece(id int, b []byte) error {
+	if err := d.reserve(int64(len(b))); err != nil {
+		return err
 	}
 	return jsCall(func() {
 		var ab js.Value

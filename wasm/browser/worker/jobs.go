@@ -110,6 +110,14 @@ func (r *jobRunner) start(m msg.Job) {
 					return nil, false
 				}
 				wholeHashed.Add(1)
+				for _, pl := range pools {
+					// With a pool: from the spans its dealer reads (feed.go).
+					if pl.Files == f {
+						if fd := pl.feedFor(ctx, d, name, &readByReader); fd != nil {
+							return fd.wait, true
+						}
+					}
+				}
 				return d.hashFile(v, fileChunk, &readByReader), true
 			},
 		}
@@ -140,7 +148,16 @@ func (r *jobRunner) start(m msg.Job) {
 		}
 		if spec.Kind == jobs.KindAudit && !spec.NoDigest {
 			line := "SHA-256: " + runner.SHA256.Name()
-			if n := wholeHashed.Load(); n > 0 {
+			fed, whole := 0, wholeHashed.Load()
+			for _, pl := range pools {
+				n, spans, read, _ := pl.FeedFigures()
+				if n > 0 {
+					fed += n
+					line += fmt.Sprintf(", %s hashed from the pool's spans (%s of them; %s read for the digest alone)",
+						report.Plural(n, "picked file"), progress.Bytes(spans), progress.Bytes(read))
+				}
+			}
+			if n := whole - int64(fed); n > 0 {
 				if readByReader.Load() == n {
 					line += fmt.Sprintf(", %d picked files read beside it (digestread.js)", n)
 				} else {

@@ -117,7 +117,7 @@ func (w *poolWorker) pairs(m msg.Pairs) {
 		w.pre.Preload(w.spanFile, m.Offset, data)
 		// The buffer, copied, goes back to the dealer to be filled again
 		// (a fresh one costs it more than the copy).
-		js.Global().Call("postMessage", msg.Spent{Buf: m.Buf}.Value(), []any{m.Buf})
+		js.Global().Call("postMessage", msg.Spent{Buf: m.Buf, File: m.File, Offset: m.Offset, Len: int64(n)}.Value(), []any{m.Buf})
 	}
 	for _, mod := range m.Modules {
 		f, err := w.sess.Check(mod)
