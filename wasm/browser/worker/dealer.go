@@ -51,6 +51,13 @@ type AuditPool struct {
 	feedMu  sync.Mutex
 	feeds   map[string]*fileFeed // picked files hashed from the spans (feed.go)
 	planned bool                 // the feeds were told the spans
+
+	// Started ahead (Start): the workers, their messages, and whether
+	// msg.Open went to them with their start.
+	pre       []js.Value
+	preMsgs   chan workerMsg
+	preStop   func()
+	preOpened bool
 }
 
 // buffer is a span buffer of n bytes, reused when one is free.
@@ -152,63 +159,6 @@ func spanOf(seg []audit.Job) (file string, begin, end int64) {
 		begin, end = min(begin, j.Begin), max(end, j.End)
 	}
 	return file, begin, end
-}
-
-// workerMsg is a message from pool worker w.
-type workerMsg struct {
-	w int
-	v js.Value
-}
-
-// startWorkers starts n pool workers posting into msgs; stop terminates
-// them and releases their handlers.
-func (p *AuditPool) startWorkers(n int, msgs chan<- workerMsg) (workers []js.Value, stop func()) {
-	workers = make([]js.Value, n)
-	var funcs []js.Func
-	for i := range workers {
-		w := js.Global().Get("Worker").New(p.WorkerURL)
-		onMsg := js.FuncOf(func(this js.Value, args []js.Value) any {
-			msgs <- workerMsg{i, args[0].Get("data")}
-			return nil
-		})
-		onErr := js.FuncOf(func(this js.Value, args []js.Value) any {
-			m := "the audit worker failed to start"
-			if s := args[0].Get("message"); s.Truthy() {
-				m += ": " + s.String()
-			}
-			msgs <- workerMsg{i, msg.Error{Msg: m + " (" + p.WorkerURL + ")"}.Value()}
-			return nil
-		})
-		funcs = append(funcs, onMsg, onErr)
-		w.Set("onmessage", onMsg)
-		w.Set("onerror", onErr)
-		workers[i] = w
-	}
-	return workers, func() {
-		for _, w := range workers {
-			if w.Truthy() {
-				w.Call("terminate")
-			}
-		}
-		for _, f := range funcs {
-			f.Release()
-		}
-	}
-}
-
-// openMsg is the msg.Open every pool worker gets once it is ready.
-func (p *AuditPool) openMsg() js.Value {
-	m := msg.Open{Dir: p.Dir, Spec: p.Spec}
-	if p.Files == nil {
-		m.URL, m.Token = p.URL, p.Token
-		return m.Value()
-	}
-	m.Files, m.Names = js.Global().Get("Array").New(), js.Global().Get("Array").New()
-	for _, name := range p.Files.Names() {
-		m.Files.Call("push", p.Files.Value(name))
-		m.Names.Call("push", name)
-	}
-	return m.Value()
 }
 
 // spanRead is a span's bytes read for a pool worker, or why not.
@@ -390,9 +340,21 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 		return nil, nil
 	}
 	n := min(max(1, p.N), max(1, len(jobs)))
-	msgs := make(chan workerMsg, 4*n)
-	workers, stop := p.startWorkers(n, msgs)
-	defer stop()
+	var msgs chan workerMsg
+	var workers []js.Value
+	opening := p.preOpened // msg.Open went with their start
+	if p.pre != nil {
+		// Started ahead (Start), picked files opened or opening: all of
+		// them work (a worker with no segment to take stays idle).
+		msgs, workers, n = p.preMsgs, p.pre, len(p.pre)
+		defer p.Close()
+		p.preOpened = false
+	} else {
+		msgs = make(chan workerMsg, 4*n)
+		var stop func()
+		workers, stop = p.startWorkers(n, msgs)
+		defer stop()
+	}
 	open := p.openMsg()
 	// Deal neighbouring pairs together, in file order, in segments of about
 	// segmentBytes, biggest first, each worker holding up to `depth` of
@@ -530,7 +492,9 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 				if e := msg.ReadyOf(m.v).SIMDError; e != "" && simdErr == "" {
 					simdErr = e
 				}
-				workers[m.w].Call("postMessage", open)
+				if !opening {
+					workers[m.w].Call("postMessage", open)
+				}
 			case msg.OpSpent:
 				s := msg.SpentOf(m.v)
 				if f := p.feed(s.File); f == nil || s.Len <= 0 || !f.offer(s.Offset, s.Offset+s.Len, s.Buf) {

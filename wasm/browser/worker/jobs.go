@@ -94,6 +94,7 @@ func (r *jobRunner) start(m msg.Job) {
 				}
 				reads.add(pool)
 				pools = append(pools, pool)
+				pool.Start() // beside the engine worker's inventory
 				return pool.Remote
 			},
 			Yield:        y.Yield,
@@ -133,6 +134,9 @@ func (r *jobRunner) start(m msg.Job) {
 			out, err = cacheJob(&spec)
 		} else {
 			out, err = runner.Run(ctx, &spec, host, event)
+		}
+		for _, pl := range pools {
+			pl.Close() // workers started ahead that no audit took
 		}
 		// For the bench and the curious: the faults the reads survived,
 		// and what the cache saved.

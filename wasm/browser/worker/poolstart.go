@@ -1,0 +1,109 @@
+//go:build js && wasm
+
+package worker
+
+import (
+	"syscall/js"
+
+	"github.com/kvit-s/clefcheck/wasm/browser/msg"
+)
+
+// The pool's workers: started by Remote, or ahead of it (Start).
+
+// Start starts the pool's workers now and has them open picked files
+// (msg.Open, queued until each runs), while the engine worker takes its
+// own inventory: a worker takes about half a second to be ready (engine.wasm
+// compiled, its kernels checked) and a third more to open the adapter,
+// which Remote, called once the inventory is taken, no longer waits for.
+// Close stops them if Remote never ran.
+func (p *AuditPool) Start() {
+	if p.pre != nil {
+		return
+	}
+	n := max(1, p.N)
+	p.preMsgs = make(chan workerMsg, 4*n)
+	p.pre, p.preStop = p.startWorkers(n, p.preMsgs)
+	if p.Files == nil {
+		// From a URL the workers open the adapter once Remote runs, when
+		// the engine worker has found it there: a server that is slow,
+		// hostile or wrong gets no requests from them before.
+		return
+	}
+	open := p.openMsg()
+	for _, w := range p.pre {
+		w.Call("postMessage", open)
+	}
+	p.preOpened = true
+}
+
+// Close stops workers started ahead that no Remote took.
+func (p *AuditPool) Close() {
+	if p.preStop != nil {
+		p.preStop()
+		p.pre, p.preStop = nil, nil
+	}
+}
+
+// workerMsg is a message from pool worker w.
+type workerMsg struct {
+	w int
+	v js.Value
+}
+
+// startWorkers starts n pool workers posting into msgs; stop terminates
+// them and releases their handlers.
+func (p *AuditPool) startWorkers(n int, msgs chan<- workerMsg) (workers []js.Value, stop func()) {
+	workers = make([]js.Value, n)
+	var funcs []js.Func
+	for i := range workers {
+		w := js.Global().Get("Worker").New(p.WorkerURL)
+		onMsg := js.FuncOf(func(this js.Value, args []js.Value) any {
+			msgs <- workerMsg{i, args[0].Get("data")}
+			return nil
+		})
+		onErr := js.FuncOf(func(this js.Value, args []js.Value) any {
+			// Handled here: not passed on to this worker's own scope, where
+			// it would read as the engine worker failing (a worker stopped
+			// while its scripts load, its audit cancelled, fails so).
+			args[0].Call("preventDefault")
+			m := "the audit worker failed to start"
+			if s := args[0].Get("message"); s.Truthy() {
+				m += ": " + s.String()
+			}
+			select { // never blocking the event loop: one error is enough
+			case msgs <- workerMsg{i, msg.Error{Msg: m + " (" + p.WorkerURL + ")"}.Value()}:
+			default:
+			}
+			return nil
+		})
+		funcs = append(funcs, onMsg, onErr)
+		w.Set("onmessage", onMsg)
+		w.Set("onerror", onErr)
+		workers[i] = w
+	}
+	return workers, func() {
+		for _, w := range workers {
+			if w.Truthy() {
+				w.Call("terminate")
+			}
+		}
+		for _, f := range funcs {
+			f.Release()
+		}
+	}
+}
+
+// openMsg is the msg.Open every pool worker gets once it is ready.
+func (p *AuditPool) openMsg() js.Value {
+	m := msg.Open{Dir: p.Dir, Spec: p.Spec}
+	if p.Files == nil {
+		m.URL, m.Token = p.URL, p.Token
+		return m.Value()
+	}
+	m.Files, m.Names = js.Global().Get("Array").New(), js.Global().Get("Array").New()
+	for _, name := range p.Files.Names() {
+		m.Files.Call("push", p.Files.Value(name))
+		m.Names.Call("push", name)
+	}
+	return m.Value()
+}
