@@ -307,14 +307,15 @@ func TestBrowserDigests(t *testing.T) {
 		}
 	}
 	// The safetensors file hashed from the spans the pool's dealer read
-	// (read once: only its header and tail read again for the digest);
+	// (read once, but for its header, its tail, and what the digest read
+	// itself while the pool's workers started: at most a quarter);
 	// the two small files, which no span covers, read whole by the digest
 	// worker's file reader, a thread of its own.
 	if !strings.Contains(local.Summary.Kernel, "in a worker of its own (digest.js), 1 picked file hashed from the pool's spans") ||
 		!strings.Contains(local.Summary.Kernel, "2 picked files read beside it (digestread.js)") {
 		t.Errorf("the picked files were not hashed from the pool's spans and by the digest worker's reader: %q", local.Summary.Kernel)
 	}
-	if spans, alone, ok := fedBytes(local.Summary.Kernel); !ok || spans < 1<<20 || alone*10 > spans {
+	if spans, alone, ok := fedBytes(local.Summary.Kernel); !ok || spans < 600e3 || alone*2 > spans {
 		t.Errorf("the safetensors file: %.0f bytes hashed from the spans, %.0f read for the digest alone (%v): %q", spans, alone, ok, local.Summary.Kernel)
 	}
 	p.shot("digests-picked")

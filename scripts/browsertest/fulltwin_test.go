@@ -171,6 +171,12 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 		for name, s := range twinFloors(b, p, twin.URL, ad, slow) {
 			floors[name] = append(floors[name], s)
 		}
+		// The digests' floor: one stream of the digest worker's SHA-256
+		// over the twin's file, in V8 (Node), in this round.
+		if s := shaFloor(b, filepath.Join(ad, "adapter_model.safetensors")); s > 0 {
+			b.Logf("floor: the digest worker's SHA-256 kernel hashes the twin's 1.40 GB in V8 (node, one stream) in %.2f s", s)
+			floors["floor-sha-v8"] = append(floors["floor-sha-v8"], s)
+		}
 	}
 	b.StopTimer()
 
@@ -201,6 +207,8 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 		{"quick", "floor-url-byob"}, {"randomized", "floor-url-byob"}, {"exact", "floor-url-byob"},
 		{"quick-files", "floor-file-byob"}, {"randomized-files", "floor-file-byob"},
 		{"quick-files" + noDigest, "floor-file-byob"}, {"quick" + noDigest, "floor-url-byob"},
+		// With digests every byte passes one SHA-256 stream: against that.
+		{"quick", "floor-sha-v8"}, {"quick-files", "floor-sha-v8"}, {"randomized-files", "floor-sha-v8"}, {"exact", "floor-sha-v8"},
 	} {
 		w, f := wall[r.run], floors[r.floor]
 		if len(w) == 0 || len(w) != len(f) {

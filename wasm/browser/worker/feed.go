@@ -35,8 +35,17 @@ import (
 // 400 MB/s in wasm) may be slower than the scan, so that memory stays
 // bounded.
 
-// feedAhead bounds how far the dealer's reads run ahead of a feed.
-const feedAhead = 160 << 20
+// feedAhead bounds how far the dealer's reads run ahead of a feed (a
+// variable for the tests; more than digestPiece).
+var feedAhead int64 = 160 << 20
+
+// feedEarly is how much of a picked file its feed may read itself before
+// the first span comes: the pool's workers take half a second or more to
+// start and open the file, which the digest (the audit's slowest pass
+// with digests: one SHA-256 stream) spends hashing the file's start
+// instead. Those bytes are read twice (the spans of them still go to the
+// workers); at most this many, and a quarter of the file.
+const feedEarly = 256 << 20
 
 // feedSpan is a span the dealer planned to read in a feed's file.
 type feedSpan struct {
@@ -132,7 +141,12 @@ type fileFeed struct {
 	spans   []*feedSpan // by begin, those not yet passed
 	cursor  int64       // bytes posted to the digest worker
 	closed  bool        // it takes no more spans (it failed, or hashes the file whole)
-	ended   bool        // no more spans will come (abandon)
+	offers  int         // spans offered
+	// early is how many bytes the feed may read itself before the first
+	// span comes (the pool's workers start meanwhile); those it reads
+	// twice.
+	early int64
+	ended bool // no more spans will come (abandon)
 
 	done      chan struct{}
 	sum       []byte
@@ -149,6 +163,15 @@ func newFeed(ctx context.Context, d feedDigest, blob js.Value, size int64, readA
 	f := &fileFeed{d: d, blob: blob, size: size, readAt: readAt, back: back, tick: make(chan struct{}), done: make(chan struct{})}
 	go f.run(ctx)
 	return f
+}
+
+// setEarly sets how many bytes the feed may read itself before the first
+// span comes (0 by default).
+func (f *fileFeed) setEarly(n int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.early = n
+	f.changed()
 }
 
 // changed wakes every waiter; under f.mu.
@@ -197,6 +220,7 @@ func (f *fileFeed) offer(begin, end int64, buf js.Value) bool {
 	}
 	for _, s := range f.spans {
 		if s.begin == begin && s.end == end && !s.ready && !s.gone {
+			f.offers++
 			if !buf.Truthy() || buf.Get("byteLength").Int() < int(end-begin) {
 				s.gone = true // not its bytes: the feed reads them
 			} else {
@@ -322,7 +346,12 @@ func (f *fileFeed) feed(ctx context.Context, id int) error {
 		}
 		clear(f.spans[len(keep):])
 		f.spans = keep
-		if s != nil && !s.ready {
+		early := f.offers == 0 && f.cursor < f.early // no span came yet: read on meanwhile
+		if s != nil && !s.ready && s.begin-f.cursor <= digestPiece && !early {
+			// Wait for it (a small gap before it, such as the header, is
+			// read once it came: if no span comes at all, the file is
+			// hashed whole instead). A wider gap is read now: the span
+			// after it may be waiting (gate) for the feed to come near.
 			if err := f.await(ctx); err != nil {
 				return err
 			}
@@ -333,7 +362,7 @@ func (f *fileFeed) feed(ctx context.Context, id int) error {
 		}
 		from := f.cursor
 		var err error
-		if s != nil && s.begin <= from {
+		if s != nil && s.ready && s.begin <= from {
 			// The span at the cursor: its bytes from there.
 			f.spans = slices.DeleteFunc(f.spans, func(sp *feedSpan) bool { return sp == s })
 			f.mu.Unlock()
@@ -342,12 +371,19 @@ func (f *fileFeed) feed(ctx context.Context, id int) error {
 			f.fromSpans += s.end - from
 			f.cursor = s.end
 		} else {
-			// Bytes no span covers, up to the next span.
+			// Bytes no span covers, up to the next span (or those of the
+			// span at the cursor, read before any span came: early).
 			to := f.size
-			if s != nil {
+			switch {
+			case s != nil && s.begin > from:
 				to = s.begin
+			case s != nil:
+				to = s.end
 			}
 			to = min(to, from+digestPiece)
+			if early && s != nil && s.begin <= from {
+				to = min(to, max(from+1, f.early))
+			}
 			f.mu.Unlock()
 			err = f.readPiece(id, from, to)
 			f.mu.Lock()
@@ -414,6 +450,7 @@ func (p *AuditPool) feedFor(ctx context.Context, d *digestWorker, name string, b
 		return nil
 	}
 	f := newFeed(ctx, workerDigest{d, byReader}, blob, int64(blob.Get("size").Float()), blobReader(blob), p.keepSpent)
+	f.setEarly(min(feedEarly, f.size/4))
 	p.feedMu.Lock()
 	if p.feeds == nil {
 		p.feeds = map[string]*fileFeed{}

@@ -87,6 +87,7 @@ type feedCase struct {
 	bad   func(i int) bool // span i comes in a buffer too short for it
 	stop  int              // after this many spans the pool ends (0: never)
 	fail  int64            // a read of the file at or past this offset fails (0: none)
+	early int64            // the feed reads this much itself before the first span comes
 }
 
 func runFeed(t *testing.T, c feedCase) (f *fileFeed, d *testDigest, sum []byte, err error, want [32]byte) {
@@ -109,6 +110,7 @@ func runFeed(t *testing.T, c feedCase) (f *fileFeed, d *testDigest, sum []byte, 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	f = newFeed(ctx, d, js.Undefined(), int64(c.size), read, func(js.Value) { backs.Lock(); returned++; backs.Unlock() })
+	f.setEarly(c.early)
 	f.plan(c.spans)
 	order := r.Perm(len(c.spans))
 	var wg sync.WaitGroup
@@ -180,10 +182,13 @@ func tiled(first, end, step int64) [][2]int64 {
 // hashed whole; a read that fails gives an error, never a digest.
 func TestFeed(t *testing.T) {
 	const mb = 1 << 20
+	defer func(a int64) { feedAhead = a }(feedAhead)
+	feedAhead = 12 * mb // the reads gated as the dealer's are
 	overlapping := append(tiled(4096, 30*mb, 3*mb), [2]int64{5 * mb, 9 * mb}, [2]int64{29 * mb, 30*mb + 100})
 	for _, c := range []struct {
 		feedCase
 		alone int64 // bytes the feed reads itself
+		most  int64 // at most (with alone -1)
 		whole bool
 	}{
 		{feedCase: feedCase{name: "tiled, a header and a tail", size: 40*mb + 77, spans: tiled(4096, 40*mb, 2*mb)}, alone: 4096 + 77},
@@ -192,6 +197,9 @@ func TestFeed(t *testing.T) {
 		{feedCase: feedCase{name: "some spans skipped", size: 20 * mb, spans: tiled(0, 20*mb, mb), come: func(i int) bool { return i%4 != 1 }}, alone: 5 * mb},
 		{feedCase: feedCase{name: "a buffer too short", size: 8 * mb, spans: tiled(0, 8*mb, mb), bad: func(i int) bool { return i == 3 }}, alone: mb},
 		{feedCase: feedCase{name: "the pool ends early", size: 16 * mb, spans: tiled(100, 16*mb, mb), stop: 5}, alone: -1},
+		{feedCase: feedCase{name: "a gap wider than the reads may run ahead", size: 40 * mb, spans: [][2]int64{{mb, 2 * mb}, {30 * mb, 32 * mb}, {32 * mb, 34 * mb}}}, alone: 40*mb - 5*mb},
+		{feedCase: feedCase{name: "read early, before the first span came", size: 30*mb + 5, spans: tiled(1000, 30*mb, 2*mb), early: 9 * mb}, alone: -1, most: 9*mb + 5},
+		{feedCase: feedCase{name: "read early, one span", size: 4 * mb, spans: [][2]int64{{1000, 4 * mb}}, early: mb}, alone: -1, most: mb},
 		{feedCase: feedCase{name: "no span", size: 3 * mb}, whole: true},
 		{feedCase: feedCase{name: "no span came", size: 3 * mb, spans: tiled(0, 3*mb, mb), come: func(int) bool { return false }}, whole: true},
 	} {
@@ -207,7 +215,7 @@ func TestFeed(t *testing.T) {
 			t.Errorf("%s: hashed whole %v (%d), want %v", c.name, f.whole, d.wholes, c.whole)
 		}
 		if !c.whole {
-			if f.read+f.fromSpans != int64(c.size) || (c.alone >= 0 && f.read != c.alone) {
+			if f.read+f.fromSpans != int64(c.size) || (c.alone >= 0 && f.read != c.alone) || (c.most > 0 && f.read > c.most) {
 				t.Errorf("%s: %d bytes read alone, %d from the spans, of %d; want %d alone", c.name, f.read, f.fromSpans, c.size, c.alone)
 			}
 		}
@@ -222,7 +230,7 @@ func TestFeed(t *testing.T) {
 // it came (the spans held stay within feedAhead), and one within it does
 // not wait.
 func TestFeedGate(t *testing.T) {
-	size := int64(feedAhead + 64<<20)
+	size := feedAhead + 64<<20
 	d := &testDigest{}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
