@@ -136,7 +136,10 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 		// pass over every byte in the engine worker.
 		{"quick-files" + noDigest, "quick", true, ""}, {"quick" + noDigest, "quick", false, plain}}
 	if os.Getenv("CLEFCHECK_EXACT") != "" {
-		runs = append(runs, benchRun{"exact", "exact", false, plain})
+		// The deep modes side by side from the same plain URL (the
+		// randomized run above names a commit: its ranges are written to
+		// the browser's cache as they pass).
+		runs = append(runs, benchRun{"exact", "exact", false, plain}, benchRun{"randomized-plain", "randomized", false, plain})
 	}
 	if only := os.Getenv("CLEFCHECK_RUNS"); only != "" { // e.g. randomized,randomized-cache
 		runs = slices.DeleteFunc(runs, func(r benchRun) bool { return !slices.Contains(strings.Split(only, ","), r.name) })
@@ -193,6 +196,15 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 		b.ReportMetric(med.median, name+"-s")
 		b.Logf("%s: %s s", name, med)
 	}
+	if rp, ex := wall["randomized-plain"], wall["exact"]; len(ex) > 0 && len(rp) == len(ex) {
+		// Randomized against exact, from the same URL, within each round.
+		r := make([]float64, len(ex))
+		for i := range ex {
+			r[i] = rp[i] / ex[i]
+		}
+		b.ReportMetric(spread(r).median, "randomized-plain/exact")
+		b.Logf("randomized-plain: %s× the exact audit from the same URL", spread(r))
+	}
 	if c, f := wall["randomized-cache"], wall["randomized-files"]; len(c) > 0 && len(f) > 0 {
 		b.ReportMetric(spread(c).median/spread(f).median, "cache/files-ratio")
 	}
@@ -204,7 +216,7 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 		{"quick-files" + noDigest, "floor-file"}, {"quick" + noDigest, "floor-url"},
 		// Against the fastest bare read (into reused buffers, as the audit
 		// reads): the stricter floor.
-		{"quick", "floor-url-byob"}, {"randomized", "floor-url-byob"}, {"exact", "floor-url-byob"},
+		{"quick", "floor-url-byob"}, {"randomized", "floor-url-byob"}, {"exact", "floor-url-byob"}, {"randomized-plain", "floor-url-byob"},
 		{"quick-files", "floor-file-byob"}, {"randomized-files", "floor-file-byob"},
 		{"quick-files" + noDigest, "floor-file-byob"}, {"quick" + noDigest, "floor-url-byob"},
 		// With digests every byte passes one SHA-256 stream: against that.
