@@ -263,6 +263,8 @@ self.onmessage = (e) => {
       h.failed = msg;
       hashes.set(m.id, h);
     }
-    self.postMessage({ id: m.id, error: msg, ack: m.buf ? (m.n === undefined ? m.buf.byteLength - (m.at > 0 ? m.at : 0) : m.n) : 0 });
+    // The buffer goes back with its tag even so (its dealer keeps it).
+    const back = m.buf && m.buf.byteLength > 0 ? m.buf : undefined;
+    self.postMessage({ id: m.id, error: msg, ack: m.buf ? (m.n === undefined ? m.buf.byteLength - (m.at > 0 ? m.at : 0) : m.n) : 0, tag: m.tag, buf: back }, back ? [back] : []);
   }
 };

@@ -36,7 +36,9 @@ import (
 // bounded.
 
 // feedAhead bounds how far the dealer's reads run ahead of a feed (a
-// variable for the tests; more than digestPiece).
+// variable for the tests; more than digestPiece). The bytes held for a
+// file are then at most feedAhead, one span (up to 64 MiB) and what is
+// posted to the digest worker and not yet hashed (digestInflight).
 var feedAhead int64 = 160 << 20
 
 // feedEarly is how much of a picked file its feed may read itself before
@@ -63,6 +65,7 @@ type feedDigest interface {
 	// transferred; back, if not nil, gets it once hashed).
 	postBuf(id int, ab js.Value, at, n int, back func(js.Value)) error
 	sum(id int) ([]byte, error) // the digest of hash id, which is then dropped
+	drop(id int)                // forget hash id (it failed)
 	// whole hashes the whole of blob (its own reads), with the seconds it
 	// took.
 	whole(ctx context.Context, blob js.Value) ([]byte, float64, error)
@@ -94,6 +97,8 @@ func (w workerDigest) sum(id int) ([]byte, error) {
 	}
 	return w.d.wait(id, c)
 }
+
+func (w workerDigest) drop(id int) { w.d.ask(id, "drop") }
 
 func (w workerDigest) whole(ctx context.Context, blob js.Value) ([]byte, float64, error) {
 	return w.d.hashFile(blob, fileChunk, w.byReader)(ctx)
@@ -239,8 +244,9 @@ func (f *fileFeed) skip(begin, end int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, s := range f.spans {
-		if s.begin == begin && s.end == end && !s.ready {
+		if s.begin == begin && s.end == end && !s.ready && !s.gone {
 			s.gone = true
+			break // one read failed: a twin span may still come
 		}
 	}
 	f.changed()
@@ -289,12 +295,6 @@ func (f *fileFeed) run(ctx context.Context) {
 	t0 := time.Now()
 	id := f.d.open()
 	err := f.feed(ctx, id)
-	if err != nil {
-		f.mu.Lock()
-		f.closed = true
-		f.changed()
-		f.mu.Unlock()
-	}
 	if err == errWhole {
 		// No span came: the digest worker hashes the file whole, as it
 		// does without a pool.
@@ -304,6 +304,8 @@ func (f *fileFeed) run(ctx context.Context) {
 	}
 	if err == nil {
 		f.sum, err = f.d.sum(id)
+	} else {
+		f.d.drop(id)
 	}
 	f.secs, f.err = time.Since(t0).Seconds(), err
 	if err != nil {
@@ -317,9 +319,22 @@ var errWhole = fmt.Errorf("no span came")
 // feed posts the file's bytes in order: each span once it came, the bytes
 // no span covers read here once the span after them came (or none is
 // left to come).
-func (f *fileFeed) feed(ctx context.Context, id int) error {
+func (f *fileFeed) feed(ctx context.Context, id int) (err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	defer func() { // under f.mu
+		if err != nil {
+			// It takes no more spans; those it holds go back.
+			f.closed = true
+			for _, sp := range f.spans {
+				if sp.ready {
+					f.back(sp.buf)
+				}
+			}
+			f.spans = nil
+			f.changed()
+		}
+	}()
 	for f.cursor < f.size {
 		if !f.planned {
 			if err := f.await(ctx); err != nil {
@@ -361,7 +376,6 @@ func (f *fileFeed) feed(ctx context.Context, id int) error {
 			return errWhole
 		}
 		from := f.cursor
-		var err error
 		if s != nil && s.ready && s.begin <= from {
 			// The span at the cursor: its bytes from there.
 			f.spans = slices.DeleteFunc(f.spans, func(sp *feedSpan) bool { return sp == s })
@@ -422,17 +436,26 @@ func (d *digestWorker) postBuf(id int, ab js.Value, at, n int, back func(js.Valu
 		return err
 	}
 	m := map[string]any{"id": id, "buf": ab, "at": at, "n": n}
+	tag := 0
 	if back != nil {
 		d.mu.Lock()
 		d.tags++
+		tag = d.tags
 		if d.backs == nil {
 			d.backs = map[int]func(js.Value){}
 		}
-		d.backs[d.tags] = back
-		m["tag"] = d.tags
+		d.backs[tag] = back
+		m["tag"] = tag
 		d.mu.Unlock()
 	}
-	return jsCall(func() { d.w.Call("postMessage", m, []any{ab}) })
+	err := jsCall(func() { d.w.Call("postMessage", m, []any{ab}) })
+	if err != nil { // not posted: no ack comes
+		d.mu.Lock()
+		delete(d.backs, tag)
+		d.inflight -= int64(n)
+		d.mu.Unlock()
+	}
+	return err
 }
 
 // Feeds: the dealer's side.

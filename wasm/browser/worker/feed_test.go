@@ -59,6 +59,12 @@ func (d *testDigest) sum(id int) ([]byte, error) {
 	return s, nil
 }
 
+func (d *testDigest) drop(id int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.hashes, id)
+}
+
 func (d *testDigest) whole(ctx context.Context, blob js.Value) ([]byte, float64, error) {
 	d.mu.Lock()
 	d.wholes++
@@ -238,7 +244,13 @@ func TestFeedGate(t *testing.T) {
 	f := newFeed(ctx, d, js.Undefined(), size, read, func(js.Value) {})
 	spans := tiled(0, size, 32<<20)
 	f.plan(spans)
-	f.gate(ctx, feedAhead) // within: at once
+	near := make(chan struct{})
+	go func() { f.gate(ctx, feedAhead); close(near) }() // within: at once
+	select {
+	case <-near:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("a read %d bytes ahead of the feed waited", feedAhead)
+	}
 	far := make(chan struct{})
 	go func() { f.gate(ctx, feedAhead+32<<20); close(far) }()
 	select {
@@ -256,5 +268,82 @@ func TestFeedGate(t *testing.T) {
 	f.abandon()
 	if _, _, err := f.wait(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFeedEarly: before the first span comes the feed reads the file's
+// start itself, up to its early bound and no further, and the spans then
+// take over (the digest right); a feed whose job is cancelled ends, its
+// gated reads let go, with an error and no digest.
+func TestFeedEarly(t *testing.T) {
+	const mb = 1 << 20
+	size := int64(20 * mb)
+	data := make([]byte, size)
+	for i := range data {
+		data[i] = byte(i*7 + i>>13)
+	}
+	want := sha256.Sum256(data)
+	read := func(from, to int64, into js.Value) (js.Value, error) {
+		js.CopyBytesToJS(js.Global().Get("Uint8Array").New(into, 0, int(to-from)), data[from:to])
+		return into, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d := &testDigest{data: data}
+	f := newFeed(ctx, d, js.Undefined(), size, read, func(js.Value) {})
+	f.setEarly(6 * mb)
+	spans := tiled(4096, size, 2*mb)
+	f.plan(spans)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		f.mu.Lock()
+		c := f.cursor
+		f.mu.Unlock()
+		if c >= 6*mb {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the feed read %d bytes before any span came, want 6 MiB", c)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // and no further
+	f.mu.Lock()
+	c := f.cursor
+	f.mu.Unlock()
+	if c != 6*mb {
+		t.Errorf("the feed read on to %d before any span came, want 6 MiB", c)
+	}
+	for _, s := range spans {
+		f.offer(s[0], s[1], arrayOf(data[s[0]:s[1]]))
+	}
+	sum, _, err := f.wait(ctx)
+	if err != nil || !bytes.Equal(sum, want[:]) {
+		t.Fatalf("digest %x, %v; want %x", sum, err, want)
+	}
+	if f.read != 6*mb || f.fromSpans != size-6*mb {
+		t.Errorf("%d bytes read early, %d from the spans; want 6 MiB and the rest", f.read, f.fromSpans)
+	}
+
+	// Cancelled: no span comes, a read far ahead waits, then the job ends.
+	cctx, ccancel := context.WithCancel(context.Background())
+	g := newFeed(cctx, &testDigest{data: data}, js.Undefined(), size, read, func(js.Value) {})
+	g.plan(spans)
+	gated := make(chan struct{})
+	go func() { g.gate(cctx, size); close(gated) }()
+	time.Sleep(50 * time.Millisecond)
+	ccancel()
+	select {
+	case <-gated:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a gated read outlived its job")
+	}
+	select {
+	case <-g.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the feed outlived its job")
+	}
+	if g.err == nil || g.sum != nil {
+		t.Errorf("a cancelled feed: digest %x, error %v; want an error and no digest", g.sum, g.err)
 	}
 }

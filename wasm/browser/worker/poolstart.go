@@ -55,6 +55,7 @@ type workerMsg struct {
 func (p *AuditPool) startWorkers(n int, msgs chan<- workerMsg) (workers []js.Value, stop func()) {
 	workers = make([]js.Value, n)
 	var funcs []js.Func
+	stopped := make(chan struct{})
 	for i := range workers {
 		w := js.Global().Get("Worker").New(p.WorkerURL)
 		onMsg := js.FuncOf(func(this js.Value, args []js.Value) any {
@@ -70,10 +71,13 @@ func (p *AuditPool) startWorkers(n int, msgs chan<- workerMsg) (workers []js.Val
 			if s := args[0].Get("message"); s.Truthy() {
 				m += ": " + s.String()
 			}
-			select { // never blocking the event loop: one error is enough
-			case msgs <- workerMsg{i, msg.Error{Msg: m + " (" + p.WorkerURL + ")"}.Value()}:
-			default:
-			}
+			e := workerMsg{i, msg.Error{Msg: m + " (" + p.WorkerURL + ")"}.Value()}
+			go func() { // never blocking the event loop, never lost
+				select {
+				case msgs <- e:
+				case <-stopped:
+				}
+			}()
 			return nil
 		})
 		funcs = append(funcs, onMsg, onErr)
@@ -82,6 +86,7 @@ func (p *AuditPool) startWorkers(n int, msgs chan<- workerMsg) (workers []js.Val
 		workers[i] = w
 	}
 	return workers, func() {
+		close(stopped)
 		for _, w := range workers {
 			if w.Truthy() {
 				w.Call("terminate")
