@@ -126,6 +126,23 @@ async function clefcheckBody(p, signal, n) {
 // once: 1 run in 6 hung, and every run with a collection forced each 30
 // ms; none held so).
 const reading = new Set();
+
+// clefcheckRetire stops a worker this one started (the audit's pool:
+// wasm/browser/worker/poolstart.go): at once if it runs (now), else once it
+// has loaded and says so, or fails. A worker stopped while its scripts
+// load fails with a NetworkError that Chromium reports in this worker's
+// own scope, as if this worker had failed; its handlers are JavaScript's
+// from now on (Go's are released).
+self.clefcheckRetire = (w, now) => {
+  const end = (e) => {
+    if (e && e.type === "error" && e.preventDefault) e.preventDefault();
+    w.terminate();
+  };
+  w.onmessage = end;
+  w.onerror = end;
+  if (now) w.terminate();
+};
+
 self.clefcheckReadInto = async function (stream, buf, want) {
   let reader;
   try {

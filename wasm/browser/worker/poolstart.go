@@ -3,6 +3,7 @@
 package worker
 
 import (
+	"sync/atomic"
 	"syscall/js"
 
 	"github.com/kvit-s/clefcheck/wasm/browser/msg"
@@ -56,9 +57,11 @@ func (p *AuditPool) startWorkers(n int, msgs chan<- workerMsg) (workers []js.Val
 	workers = make([]js.Value, n)
 	var funcs []js.Func
 	stopped := make(chan struct{})
+	heard := make([]atomic.Bool, n) // worker i has posted a message
 	for i := range workers {
 		w := js.Global().Get("Worker").New(p.WorkerURL)
 		onMsg := js.FuncOf(func(this js.Value, args []js.Value) any {
+			heard[i].Store(true)
 			msgs <- workerMsg{i, args[0].Get("data")}
 			return nil
 		})
@@ -87,10 +90,22 @@ func (p *AuditPool) startWorkers(n int, msgs chan<- workerMsg) (workers []js.Val
 	}
 	return workers, func() {
 		close(stopped)
-		for _, w := range workers {
-			if w.Truthy() {
+		// A worker that has not yet said anything may be loading its
+		// scripts: stopped then, it fails in this worker's scope (as if
+		// this worker had failed). It is stopped once it has loaded
+		// (clefcheckRetire, in public/clefcheck.js).
+		retire := js.Global().Get("clefcheckRetire")
+		for i, w := range workers {
+			switch {
+			case !w.Truthy():
+			case retire.Type() == js.TypeFunction:
+				retire.Invoke(w, heard[i].Load())
+			default:
 				w.Call("terminate")
 			}
+		}
+		if retire.Type() != js.TypeFunction {
+			return // the handlers stay: released, an event would find none
 		}
 		for _, f := range funcs {
 			f.Release()
