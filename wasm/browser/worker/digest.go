@@ -255,23 +255,37 @@ func (d *digestWorker) postPiece(id int, b []byte) error {
 	if err := d.reserve(int64(len(b))); err != nil {
 		return err
 	}
-	return jsCall(func() {
+	err := jsCall(func() {
 		var ab js.Value
 		if len(b) >= digestPiece/2 { // a large piece: in a buffer handed back, or a new one of the size kept
-			d.mu.Lock()
-			if k := len(d.free); k > 0 {
-				ab, d.free = d.free[k-1], d.free[:k-1]
-			}
-			d.mu.Unlock()
-			if !ab.Truthy() {
-				ab = js.Global().Get("ArrayBuffer").New(digestPiece)
-			}
+			ab = d.piece()
 		} else { // a small one (a batch of small writes, the check's): its own size
 			ab = js.Global().Get("ArrayBuffer").New(len(b))
 		}
 		js.CopyBytesToJS(js.Global().Get("Uint8Array").New(ab, 0, len(b)), b)
 		d.w.Call("postMessage", map[string]any{"id": id, "buf": ab, "n": len(b)}, []any{ab})
 	})
+	if err != nil { // not posted: no ack comes
+		d.mu.Lock()
+		d.inflight -= int64(len(b))
+		d.mu.Unlock()
+	}
+	return err
+}
+
+// piece is an ArrayBuffer of digestPiece bytes: one the worker handed
+// back, or a new one.
+func (d *digestWorker) piece() js.Value {
+	var ab js.Value
+	d.mu.Lock()
+	if k := len(d.free); k > 0 {
+		ab, d.free = d.free[k-1], d.free[:k-1]
+	}
+	d.mu.Unlock()
+	if !ab.Truthy() {
+		ab = js.Global().Get("ArrayBuffer").New(digestPiece)
+	}
+	return ab
 }
 
 // jsCall runs f, turning a JavaScript exception it meets (an allocation

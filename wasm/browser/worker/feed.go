@@ -104,18 +104,7 @@ func (w workerDigest) whole(ctx context.Context, blob js.Value) ([]byte, float64
 	return w.d.hashFile(blob, fileChunk, w.byReader)(ctx)
 }
 
-func (w workerDigest) piece() js.Value {
-	var ab js.Value
-	w.d.mu.Lock()
-	if k := len(w.d.free); k > 0 {
-		ab, w.d.free = w.d.free[k-1], w.d.free[:k-1]
-	}
-	w.d.mu.Unlock()
-	if !ab.Truthy() {
-		ab = js.Global().Get("ArrayBuffer").New(digestPiece)
-	}
-	return ab
-}
+func (w workerDigest) piece() js.Value { return w.d.piece() }
 
 // blobReader reads bytes [from, to) of blob into into (clefcheckReadBlob,
 // a BYOB read), resolving to the buffer that holds them.
