@@ -17,7 +17,8 @@ func sha256Body() []byte {
 		lV                = 12 // 12–19: a … h
 		lW                = 20 // 20–35: the schedule's window
 		lT1, lT2          = 36, 37
-		nI32              = 35
+		lAB               = 38 // 38–39: a ^ b of this round and the last
+		nI32              = 37
 	)
 	var a asm
 	// end = data + 64·n
@@ -73,16 +74,24 @@ func sha256Body() []byte {
 		a.get(w(r))
 		a.op(0x6a)
 		a.set(lT1)
-		// T2 = Σ0(a) + Maj(a, b, c); Maj = (a & b) | (c & (a | b))
+		// T2 = Σ0(a) + Maj(a, b, c); Maj = b ^ ((a ^ b) & (b ^ c)), and
+		// this round's a ^ b is the next round's b ^ c.
 		x, y, z := v(0), v(1), v(2)
+		ab, bc := lAB+byte(r%2), lAB+byte((r+1)%2)
 		a.bigSigma(x, 2, 13, 22)
+		if r == 0 {
+			a.get(y)
+			a.get(z)
+			a.op(0x73)
+			a.set(bc)
+		}
+		a.get(y)
 		a.get(x)
 		a.get(y)
-		a.op(0x71) // and
-		a.get(z)
-		a.get(x)
-		a.get(y)
-		a.op(0x72, 0x71, 0x72) // or, and, or
+		a.op(0x73)
+		a.tee(ab)
+		a.get(bc)
+		a.op(0x71, 0x73) // and, xor
 		a.op(0x6a)
 		a.set(lT2)
 		// d += T1 (it becomes e); h = T1 + T2 (it becomes a)
@@ -182,3 +191,6 @@ var sha256K = [64]uint32{
 	0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
 	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 }
+
+// tee is local.tee l.
+func (a *asm) tee(l byte) { a.c = append(a.c, 0x22, l) }
