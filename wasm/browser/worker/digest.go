@@ -427,7 +427,10 @@ func (h *remoteSHA256) BlockSize() int { return sha256.BlockSize }
 // installDigestWorker starts the digest worker and, once its hashes agree
 // with crypto/sha256 (runner.CheckSHA256), installs them as runner.SHA256;
 // it returns why not when it cannot (the in-thread kernel stays).
-func installDigestWorker() error {
+//
+// installed is called as soon as the kernel is installed (before the
+// picked-file check, which takes longer: URL audits need not wait for it).
+func installDigestWorker(installed func()) error {
 	d, err := startDigestWorker(wasmsimd.Module())
 	if err != nil {
 		return err
@@ -438,6 +441,7 @@ func installDigestWorker() error {
 		return fmt.Errorf("the digest worker's SHA-256 is wrong: %w", err)
 	}
 	runner.SHA256.Install(digestWorkerKernel, f)
+	installed()
 	if err := d.checkFiles(); err != nil {
 		js.Global().Get("console").Call("warn", "clefcheck: the digest worker does not read picked files itself: "+err.Error())
 	} else {

@@ -65,9 +65,14 @@ func (r *jobRunner) start(m msg.Job) {
 		}()
 		if spec.Kind == jobs.KindAudit && !spec.NoDigest {
 			// The digest worker is starting (serve.go): its check takes a
-			// moment after the page loads; wait for it, a little.
+			// moment after the page loads; wait for it, a little. Picked
+			// files wait for its file check too (they are hashed there).
+			ready := digestReady
+			if spec.Adapter != nil && spec.Adapter.URL == "" {
+				ready = filesReady
+			}
 			select {
-			case <-digestReady:
+			case <-ready:
 			case <-time.After(10 * time.Second):
 			case <-ctx.Done():
 			}

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall/js"
 
 	"github.com/kvit-s/clefcheck/wasm/browser"
@@ -49,13 +50,17 @@ func Serve() {
 		// own once the digest worker has started and passed its check
 		// (without it, here).
 		go func() {
-			defer close(digestReady)
-			if err := installDigestWorker(); err != nil {
+			var once sync.Once
+			ready := func() { once.Do(func() { close(digestReady) }) }
+			defer close(filesReady)
+			defer ready()
+			if err := installDigestWorker(ready); err != nil {
 				js.Global().Get("console").Call("warn", "clefcheck: the files' SHA-256 stays in the engine worker: "+err.Error())
 			}
 		}()
 	} else {
 		close(digestReady)
+		close(filesReady)
 	}
 	post(msg.Ready{SIMDError: simdErr}.Value())
 	jobs := &jobRunner{cancels: map[int]context.CancelFunc{}, post: post}
@@ -91,6 +96,11 @@ func logStacks(why string) {
 // digestReady is closed once the digest worker is installed, or has
 // failed to be (audit jobs wait for it a little).
 var digestReady = make(chan struct{})
+
+// filesReady is closed once the digest worker's picked-file check is done
+// (passed or not): audits of picked files wait for it, so that their files
+// are hashed there (wholeFiles) rather than in the engine worker.
+var filesReady = make(chan struct{})
 
 // poolMark ends the URL of an audit pool's workers (jobs.go).
 const poolMark = "#pool"
