@@ -424,12 +424,9 @@ func (h *remoteSHA256) Err() error { return h.err }
 func (h *remoteSHA256) Size() int      { return sha256.Size }
 func (h *remoteSHA256) BlockSize() int { return sha256.BlockSize }
 
-// installDigestWorker starts the digest worker and, once its hashes agree
-// with crypto/sha256 (runner.CheckSHA256), installs them as runner.SHA256;
-// it returns why not when it cannot (the in-thread kernel stays).
-//
-// installed is called as soon as the kernel is installed (before the
-// picked-file check, which takes longer: URL audits need not wait for it).
+// installDigestWorker starts the digest worker and, once its hashes agree with
+// crypto/sha256, installs them as runner.SHA256 and calls installed (before the
+// slower picked-file check); else it says why (the in-thread kernel stays).
 func installDigestWorker(installed func()) error {
 	d, err := startDigestWorker(wasmsimd.Module())
 	if err != nil {
@@ -444,9 +441,9 @@ func installDigestWorker(installed func()) error {
 	installed()
 	if err := d.checkFiles(); err != nil {
 		js.Global().Get("console").Call("warn", "clefcheck: the digest worker does not read picked files itself: "+err.Error())
-	} else {
-		wholeFiles.Store(d)
+		return nil
 	}
+	wholeFiles.Store(d)
 	return nil
 }
 
