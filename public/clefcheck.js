@@ -13,7 +13,12 @@
 // that fits is read into it, and body is a view of its memory.
 self.clefcheckFetch = async function (url, method, headers, body, limit, signal, answerMs, into) {
   const init = { method: method || "GET", headers: headers || {}, signal: signal, credentials: "omit", redirect: "follow" };
-  // A range read skips the HTTP cache (clefcheckFetchRange says why).
+  // A range read skips the browser's HTTP cache ("no-store"): an adapter's
+  // ranges are read once (the engine keeps its own cache), and Chromium's
+  // cache serialises concurrent ranges of one URL, writing each to disk — a
+  // range that met another's entry was cut off a few milliseconds in and
+  // sent again (31 of the twin's 48 spans at 125 MB/s, each costing the
+  // link the megabytes already on their way).
   if (Object.keys(init.headers).some((k) => k.toLowerCase() === "range")) init.cache = "no-store";
   if (body && body.byteLength > 0) init.body = body;
   const resp = await clefcheckAnswered(url, init, answerMs);
@@ -206,13 +211,7 @@ self.clefcheckReadBlob = async function (blob, start, end, into) {
 self.clefcheckFetchRange = async function (url, start, end, token, signal, answerMs, into) {
   const headers = { Range: "bytes=" + start + "-" + end };
   if (token) headers.Authorization = "Bearer " + token;
-  // Past the browser's HTTP cache ("no-store"): an adapter's ranges are
-  // read once (the engine keeps its own cache, clefcheckCacheOpen), and
-  // Chromium's cache serialises concurrent ranges of one URL, writing each
-  // to disk — a range that met another's entry was cut off after a few
-  // milliseconds and sent again (31 of the twin's 48 spans at 125 MB/s,
-  // each costing the link the megabytes already on their way).
-  const resp = await clefcheckAnswered(url, { headers: headers, credentials: "omit", signal: signal, cache: "no-store" }, answerMs);
+  const resp = await clefcheckAnswered(url, { headers: headers, credentials: "omit", signal: signal }, answerMs);
   const hdrs = {};
   resp.headers.forEach((v, k) => { hdrs[k.toLowerCase()] = v; });
   let buf = null, n = 0;
