@@ -211,7 +211,8 @@ self.clefcheckReadBlob = async function (blob, start, end, into) {
 self.clefcheckFetchRange = async function (url, start, end, token, signal, answerMs, into) {
   const headers = { Range: "bytes=" + start + "-" + end };
   if (token) headers.Authorization = "Bearer " + token;
-  const resp = await clefcheckAnswered(url, { headers: headers, credentials: "omit", signal: signal }, answerMs);
+  // No HTTP cache, as for clefcheckFetch's range reads (there, why).
+  const resp = await clefcheckAnswered(url, { headers: headers, credentials: "omit", cache: "no-store", signal: signal }, answerMs);
   const hdrs = {};
   resp.headers.forEach((v, k) => { hdrs[k.toLowerCase()] = v; });
   let buf = null, n = 0;
