@@ -170,6 +170,10 @@ type auditor struct {
 	// (reportSigma; the workers read it).
 	repOnce  sync.Once
 	repSigma map[string][]float64
+	// ref, for module refFor, replaces the report's singular values
+	// (Session.CheckRef: the audit's report, passed to a remote checker).
+	refFor string
+	ref    []float64
 }
 
 // yield lets the page breathe (Options.Yield) in long single-threaded work.

@@ -237,19 +237,28 @@ func TestRemoteSameAsLocal(t *testing.T) {
 			t.Errorf("mode %s: remote reported %d bytes read, the pairs have %d", mode(opt), bytes, loc.Summary.Bytes)
 		}
 	}
-	// One Session checking pair by pair, as each browser worker does.
+	// One Session checking pair by pair, as each browser worker does: with
+	// no report of its own, the audit's σ passed in each Job.
 	opt := Options{Claims: demoClaims(t), Mode: report.ModeRandomized}
 	loc := run(t, dir, opt)
+	if loc.Summary.Report == "" {
+		t.Fatal("the demo adapter's audit found no extraction report")
+	}
 	so := opt
 	so.Remote = func(ctx context.Context, jobs []Job, add func(int64)) ([]Figures, error) {
-		sess, err := Open(source.Dir(dir), ".", opt)
+		sopt := opt
+		sopt.NoAutoReport = true
+		sess, err := Open(source.Dir(dir), ".", sopt)
 		if err != nil {
 			return nil, err
 		}
 		defer sess.Close()
 		var out []Figures
 		for _, j := range jobs {
-			f, err := sess.Check(j.Module)
+			if len(j.Ref) == 0 {
+				t.Errorf("job %s carries no reference σ, the report lists them", j.Module)
+			}
+			f, err := sess.CheckRef(j.Module, j.Ref)
 			if err != nil {
 				return nil, err
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kvit-s/clefcheck/wasm/dtype"
 	"github.com/kvit-s/clefcheck/wasm/report"
+	"github.com/kvit-s/clefcheck/wasm/source"
 )
 
 // rotatePair replaces the pair's factors by A' = Q·A, B' = B·Qᵀ (Q a
@@ -144,4 +145,63 @@ func hasFinding(res *Result, code report.Code, subject string) bool {
 		}
 	}
 	return false
+}
+
+// TestCheckRefDecidesShortcut: a Session with no report of its own (a
+// browser pool worker's) takes the σ it is given (Session.CheckRef) as the
+// report's. With a pair's own σ as the reference the shortcut decides the
+// comparison; with a reference at the edge of the tolerance, where the
+// shortcut's bound leaves it undecided, the pair goes to the eigensolver —
+// as it would in the audit holding that report. Without a reference
+// nothing is compared and the shortcut is taken.
+func TestCheckRefDecidesShortcut(t *testing.T) {
+	dir := load(t).write(t, 1)
+	res := run(t, dir, Options{Claims: demoClaims(t)})
+	module := ""
+	for _, m := range res.Matrices {
+		if m.SigmaBound != nil && *m.SigmaBound > 0 && m.Sigma[0] > 0 {
+			module = m.Module
+			break
+		}
+	}
+	if module == "" {
+		t.Fatal("no pair took the shortcut")
+	}
+	sess, err := Open(source.Dir(dir), ".", Options{Claims: demoClaims(t), NoAutoReport: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	f, err := sess.CheckRef(module, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.SigmaBound == nil {
+		t.Fatalf("no reference: the shortcut was not taken (method %s)", f.Method)
+	}
+	own := append([]float64(nil), f.Sigma...)
+	if f, err = sess.CheckRef(module, own); err != nil || f.SigmaBound == nil {
+		t.Fatalf("its own σ as reference: shortcut not taken (%v, method %s)", err, f.Method)
+	}
+	// σ₁ off by exactly the tolerance: the bound ±b·σ₁ straddles it.
+	tol := Default
+	edge := append([]float64(nil), own...)
+	edge[0] = own[0] / (1 + tol.SigmaRel + tol.SigmaAbs)
+	f, err = sess.CheckRef(module, edge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.SigmaBound != nil {
+		t.Fatalf("reference at the tolerance's edge: the shortcut was taken (bound %g)", *f.SigmaBound)
+	}
+	if math.Abs(f.Sigma[0]-own[0]) > 1.0/256*own[0] {
+		t.Fatalf("the eigensolver's σ₁ %g, the shortcut's %g", f.Sigma[0], own[0])
+	}
+	// The reference is for that call only: the next has none.
+	if f, err = sess.Check(module); err != nil || f.SigmaBound == nil {
+		t.Fatalf("after CheckRef: the reference stayed (%v, method %s)", err, f.Method)
+	}
+	if _, err := sess.CheckRef("nope", own); err == nil {
+		t.Error("CheckRef accepted a module the adapter does not have")
+	}
 }

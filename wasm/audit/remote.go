@@ -17,13 +17,18 @@ import (
 // are: the file, and the span from the first factor's first byte to the
 // last one's end (a remote checker reading by range can group neighbours,
 // see Segments, and fetch a group's span at once). File is empty when the
-// two factors are in different shards.
+// two factors are in different shards. Ref is the extraction report's
+// singular values for the pair, when the audit has a report that lists
+// them: the checker's session holds no report of its own (it would be
+// read and parsed again in each one, and might not be the audit's) and
+// passes Ref to CheckRef.
 type Job struct {
-	Module string `json:"module"`
-	Bytes  int64  `json:"bytes"`
-	File   string `json:"file,omitempty"`
-	Begin  int64  `json:"begin"`
-	End    int64  `json:"end"`
+	Module string    `json:"module"`
+	Bytes  int64     `json:"bytes"`
+	File   string    `json:"file,omitempty"`
+	Begin  int64     `json:"begin"`
+	End    int64     `json:"end"`
+	Ref    []float64 `json:"ref_sigma,omitempty"`
 }
 
 // Figures are what checking one pair's values finds: the fields of Matrix
@@ -122,6 +127,20 @@ func (s *Session) Check(module string) (Figures, error) {
 	return figuresOf(m, fs), nil
 }
 
+// CheckRef checks one pair as Check does, with ref as the report's
+// singular values for it (Job.Ref; nil: none), in place of any report the
+// session opened with. They decide, as the report's do in the audit,
+// whether the diagonal shortcut's bound is tight enough for the comparison
+// with the report (diagonalDecides). A Session is not for concurrent use.
+func (s *Session) CheckRef(module string, ref []float64) (Figures, error) {
+	if s.a.byName[module] == nil {
+		return s.Check(module) // its error
+	}
+	s.a.refFor, s.a.ref = module, ref
+	defer func() { s.a.refFor, s.a.ref = "", nil }()
+	return s.Check(module)
+}
+
 // Close releases the adapter's files.
 func (s *Session) Close() error { return s.a.ck.Close() }
 
@@ -160,7 +179,7 @@ func (a *auditor) checkRemote(ctx context.Context, todo []*Matrix, meter *progre
 	for i, m := range todo {
 		ta, ra, _ := a.ck.Tensor(a.keys[m][0])
 		tb, rb, _ := a.ck.Tensor(a.keys[m][1])
-		jobs[i] = Job{Module: m.Module, Bytes: ta.Bytes() + tb.Bytes()}
+		jobs[i] = Job{Module: m.Module, Bytes: ta.Bytes() + tb.Bytes(), Ref: a.reportSigma(m.Module)}
 		if ra == rb {
 			jobs[i].File, jobs[i].Begin, jobs[i].End = ra.Name, min(ta.Offset, tb.Offset), max(ta.Offset+ta.Bytes(), tb.Offset+tb.Bytes())
 		}

@@ -286,6 +286,7 @@ func (a *auditor) setSpectrum(c *report.Collector, m *Matrix, sigma []float64, f
 	}
 	f := fin(form)
 	m.FormDev = &f
+	m.SigmaBound = nil // a pair checked again (Session) starts afresh
 	if bound != nil {
 		b := fin(*bound)
 		m.SigmaBound = &b
@@ -414,8 +415,11 @@ func (a *auditor) diagonalDecides(m *Matrix, d Diagonal) bool {
 }
 
 // reportSigma is the extraction report's singular values for module (nil
-// without a report or without them).
+// without a report or without them), or what Session.CheckRef gives.
 func (a *auditor) reportSigma(module string) []float64 {
+	if a.refFor != "" && module == a.refFor {
+		return a.ref
+	}
 	if a.rep == nil {
 		return nil
 	}

@@ -37,14 +37,18 @@
 //	                                base URL (token optional) or of the Files
 //	                                (an array of File, with their paths in
 //	                                names); spec is a worker.AuditSpec as JSON
-//	{op: "pairs", modules, buf, len, file, offset}
+//	{op: "pairs", modules, refs, refLens, buf, len, file, offset}
 //	                                Pairs: check these modules ([string],
 //	                                neighbours in the file) in order; buf,
 //	                                when present, is an ArrayBuffer
 //	                                (transferred) whose first len bytes (all,
 //	                                without len) are bytes [offset,
 //	                                offset+len) of file, read ahead by the
-//	                                dealer
+//	                                dealer; refs (a Float64Array) cut at
+//	                                refLens ([number], one per module) are
+//	                                the extraction report's σ of each
+//	                                (audit.Job.Ref: the pool worker reads
+//	                                no report of its own)
 //
 // Pool worker → dealer:
 //

@@ -134,8 +134,11 @@ func OpenOf(v js.Value) Open {
 // Pairs deals a segment of pairs to a pool worker. Buf, when truthy, is
 // an ArrayBuffer whose first Len bytes (all of it when Len is 0) are bytes
 // [Offset, Offset+Len) of File: post it in the transfer list.
+// Refs[i], when there, is the extraction report's singular values for
+// Modules[i] (audit.Job.Ref; sent as one Float64Array and their lengths).
 type Pairs struct {
 	Modules []string
+	Refs    [][]float64
 	Buf     js.Value
 	Len     int64
 	File    string
@@ -157,6 +160,14 @@ func (m Pairs) Value() js.Value {
 	}
 	o := object(OpPairs)
 	o.Set("modules", mods)
+	if len(m.Refs) > 0 {
+		o.Set("refs", floats(m.Refs))
+		lens := js.Global().Get("Array").New()
+		for _, r := range m.Refs {
+			lens.Call("push", len(r))
+		}
+		o.Set("refLens", lens)
+	}
 	if m.Buf.Truthy() {
 		o.Set("buf", m.Buf)
 		o.Set("file", m.File)
@@ -175,6 +186,7 @@ func PairsOf(v js.Value) Pairs {
 			m.Modules = append(m.Modules, mods.Index(i).String())
 		}
 	}
+	m.Refs = refsOf(v.Get("refs"), v.Get("refLens"), len(m.Modules))
 	if off := v.Get("offset"); off.Type() == js.TypeNumber {
 		m.Offset = int64(off.Float())
 	}

@@ -447,9 +447,15 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 	}
 	send := func(w, i int) {
 		m := msg.Pairs{}
+		refs := false
 		for _, j := range segs[i] {
 			m.Modules = append(m.Modules, j.Module)
+			m.Refs = append(m.Refs, j.Ref)
+			refs = refs || len(j.Ref) > 0
 			busy[w] = append(busy[w], j.Module)
+		}
+		if !refs {
+			m.Refs = nil
 		}
 		ch, ok := early[i]
 		if ok {

@@ -39,8 +39,12 @@ func SpecOf(opt audit.Options) (string, error) {
 	return string(b), err
 }
 
+// options are the pool worker's audit options. It reads no extraction
+// report: the engine worker's audit has the one it holds (beside the
+// adapter or picked apart), parsed once, and sends the pairs' singular
+// values with them (msg.Pairs.Refs; audit.Session.CheckRef).
 func (s *AuditSpec) options() (audit.Options, error) {
-	opt := audit.Options{Mode: s.Mode, Probes: s.Probes, Workers: 1}
+	opt := audit.Options{Mode: s.Mode, Probes: s.Probes, Workers: 1, NoAutoReport: true}
 	if len(s.Claims) > 0 {
 		p, err := claims.Parse(s.Claims)
 		if err != nil {
@@ -119,8 +123,12 @@ func (w *poolWorker) pairs(m msg.Pairs) {
 		// (a fresh one costs it more than the copy).
 		js.Global().Call("postMessage", msg.Spent{Buf: m.Buf, File: m.File, Offset: m.Offset, Len: int64(n)}.Value(), []any{m.Buf})
 	}
-	for _, mod := range m.Modules {
-		f, err := w.sess.Check(mod)
+	for i, mod := range m.Modules {
+		var ref []float64
+		if i < len(m.Refs) {
+			ref = m.Refs[i]
+		}
+		f, err := w.sess.CheckRef(mod, ref)
 		if err != nil {
 			w.failErr(err)
 			return
