@@ -18,22 +18,7 @@ import (
 type Diagonal = spectral.Diagonal
 
 func (a *auditor) values(ctx context.Context) error {
-	var todo []*Matrix
-	var total int64
-	for _, m := range a.res.Matrices {
-		if m.Skipped == "" {
-			todo = append(todo, m)
-			ta, _, _ := a.ck.Tensor(a.keys[m][0])
-			tb, _, _ := a.ck.Tensor(a.keys[m][1])
-			total += ta.Bytes() + tb.Bytes()
-		}
-	}
-	if a.opt.InFileOrder {
-		sort.SliceStable(todo, func(i, j int) bool { return a.lessInFile(todo[i], todo[j]) })
-	} else {
-		// Largest pairs first, so that no worker is left alone with a big one at the end.
-		sort.SliceStable(todo, func(i, j int) bool { return todo[i].Params > todo[j].Params })
-	}
+	todo, total := a.todo()
 	phase := string(a.res.Summary.Mode) + " audit"
 	meter := progress.NewMeter(phase, total, a.opt.Progress)
 	var err error
@@ -48,6 +33,26 @@ func (a *auditor) values(ctx context.Context) error {
 	}
 	a.aggregateRank()
 	return nil
+}
+
+// todo is the pairs whose values are to be checked, in the order they are
+// taken, and their bytes.
+func (a *auditor) todo() (todo []*Matrix, total int64) {
+	for _, m := range a.res.Matrices {
+		if m.Skipped == "" {
+			todo = append(todo, m)
+			ta, _, _ := a.ck.Tensor(a.keys[m][0])
+			tb, _, _ := a.ck.Tensor(a.keys[m][1])
+			total += ta.Bytes() + tb.Bytes()
+		}
+	}
+	if a.opt.InFileOrder {
+		sort.SliceStable(todo, func(i, j int) bool { return a.lessInFile(todo[i], todo[j]) })
+	} else {
+		// Largest pairs first, so that no worker is left alone with a big one at the end.
+		sort.SliceStable(todo, func(i, j int) bool { return todo[i].Params > todo[j].Params })
+	}
+	return todo, total
 }
 
 // checkLocal checks the pairs in todo with opt.Workers goroutines; done is
