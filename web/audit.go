@@ -134,13 +134,13 @@ func (p *AuditPage) Render() app.UI {
 		app.If(p.Resolved != "", func() app.UI { return app.Div().Class("muted").ID("resolved").Text(p.Resolved) }),
 		box("card controls",
 			app.Label().For("claims").Text("Claims "),
-			choice("claims", p.Claims, valueTo(&p.Claims), p.claimChoices()...),
+			choice("claims", p.Claims, setTo(&p.Claims), p.claimChoices()...),
 			app.Label().Class("file").Body(
 				app.Text("Load claims…"),
 				app.Input().ID("claims-file").Type("file").Accept(".json,application/json").OnChange(p.onClaimsFile),
 			),
 			app.Label().For("mode").Text(" Checks "),
-			choice("mode", string(p.Mode), valueTo(&p.Mode), "quick", "quick: inventory, dtypes, NaN/Inf, norms",
+			choice("mode", string(p.Mode), setTo(&p.Mode), "quick", "quick: inventory, dtypes, NaN/Inf, norms",
 				"randomized", "deep, randomized SVD-form check (fast)", "exact", "deep, exact Gram matrices"),
 			app.If(p.Status == "running", func() app.UI {
 				return button("cancel", "", "Cancel", false, func(ctx app.Context, e app.Event) {

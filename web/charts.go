@@ -179,7 +179,7 @@ func (p *AuditPage) renderGlance() app.UI {
 	}
 	return box("card",
 		app.H2().Text("The adapter at a glance"),
-		box("controls", app.Label().Text("Colour by "), choice("grid-metric", f.Key, valueTo(&p.Metric), kv...)),
+		box("controls", app.Label().Text("Colour by "), choice("grid-metric", f.Key, setTo(&p.Metric), kv...)),
 		app.Div().ID("pair-grid-box").Class("chart-box").OnClick(p.onPair).Body(figure(f)),
 	)
 }

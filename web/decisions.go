@@ -113,7 +113,7 @@ func (p *DecisionsPage) Render() app.UI {
 		app.P().Class("lead").Text("Sends the test records to a decision service (POST /v1/systemone) and compares its answers with the reference answers computed at full precision."),
 		box("card controls",
 			button("use-demo", "primary", "Use the demo world", p.Status == "running" || p.Status == "loading", p.onDemo),
-			labelled("decide-where", "Decide with", choice("decide-where", p.Where, valueTo(&p.Where), "server", "decision server", "browser", "demo model, in this browser")),
+			labelled("decide-where", "Decide with", choice("decide-where", p.Where, setTo(&p.Where), "server", "decision server", "browser", "demo model, in this browser")),
 			labelled("server-url", "Decision server", field("server-url", "url", "http(s)://host:port, e.g. http://127.0.0.1:8090", p.Server, valueTo(&p.Server))),
 			labelled("token", "Token", field("token", "password", "bearer token (optional)", p.Token, valueTo(&p.Token))),
 			app.Label().Body(app.Text("concurrency "), field("concurrency", "number", "", p.Concurrency, valueTo(&p.Concurrency)).Min(1).Max(jobs.MaxConcurrency)),

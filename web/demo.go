@@ -102,7 +102,7 @@ func (p *DemoPage) Render() app.UI {
 		app.Textarea().ID("demo-prompt").Rows(3).Text(p.Prompt).OnChange(valueTo(&p.Prompt)),
 		box("controls",
 			labelled("demo-options", "Options", app.Input().ID("demo-options").Value(p.Options).Placeholder("options, comma-separated").OnChange(valueTo(&p.Options))),
-			labelled("demo-where", "Decided by", choice("demo-where", p.Where, valueTo(&p.Where), "server", "decision server", "browser", "demo model, in this browser")),
+			labelled("demo-where", "Decided by", choice("demo-where", p.Where, setTo(&p.Where), "server", "decision server", "browser", "demo model, in this browser")),
 			app.If(p.Where == "server", func() app.UI {
 				return labelled("demo-server", "Server", app.Input().ID("demo-server").Type("url").Placeholder("decision server URL (default: this site's demo service)").Value(p.Server).OnChange(valueTo(&p.Server)))
 			}),

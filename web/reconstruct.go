@@ -86,7 +86,7 @@ func (p *ReconstructPage) Render() app.UI {
 		),
 		app.If(len(p.Modules) > 0, func() app.UI {
 			return box("card controls",
-				labelled("recon-module", "Module", choice("recon-module", p.Module, valueTo(&p.Module), p.moduleChoices()...)),
+				labelled("recon-module", "Module", choice("recon-module", p.Module, setTo(&p.Module), p.moduleChoices()...)),
 				app.Label().Body(app.Text("rows from "), field("recon-row", "number", "", p.Row0, valueTo(&p.Row0)).Min(0)),
 				app.Label().Body(app.Text("cols from "), field("recon-col", "number", "", p.Col0, valueTo(&p.Col0)).Min(0)),
 				app.Label().Body(app.Text("size "), field("recon-size", "number", "", p.Size, valueTo(&p.Size)).Min(4).Max(jobs.MaxBlock)),

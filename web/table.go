@@ -92,12 +92,15 @@ func grid(id string, drawn func(r report.Row) app.UI) app.UI {
 	v := t.View
 	// go-app keeps an element's first handler when a later one comes from
 	// the same function literal: a handler reads the view when it runs.
-	set := func(f func(s string, w *report.View)) app.EventHandler {
-		return func(ctx app.Context, e app.Event) {
+	pick := func(f func(s string, w *report.View)) func(app.Context, string) {
+		return func(ctx app.Context, v string) {
 			w := viewOf(id)
-			f(ctx.JSSrc().Get("value").String(), &w)
+			f(v, &w)
 			show(ctx, id, w, false)
 		}
+	}
+	set := func(f func(s string, w *report.View)) app.EventHandler {
+		return func(ctx app.Context, e app.Event) { pick(f)(ctx, ctx.JSSrc().Get("value").String()) }
 	}
 	plain := t.ID == "provenance-info" || t.ID == "provenance-files"
 	var filters []app.UI
@@ -107,14 +110,14 @@ func grid(id string, drawn func(r report.Row) app.UI) app.UI {
 			for _, l := range t.Layers {
 				kv = append(kv, strconv.Itoa(l), "layer "+strconv.Itoa(l))
 			}
-			filters = append(filters, labelled(id+"-layer", "Layer", choice(id+"-layer", v.Layer, set(func(s string, w *report.View) { w.Layer, w.Page = s, 0 }), kv...)))
+			filters = append(filters, labelled(id+"-layer", "Layer", choice(id+"-layer", v.Layer, pick(func(s string, w *report.View) { w.Layer, w.Page = s, 0 }), kv...)))
 		}
 		if len(t.Groups) > 1 && t.Group != "" {
 			kv := []string{"", "all " + t.Group + "s"}
 			for _, g := range t.Groups {
 				kv = append(kv, g, g)
 			}
-			filters = append(filters, labelled(id+"-module", strings.ToUpper(t.Group[:1])+t.Group[1:], choice(id+"-module", v.Module, set(func(s string, w *report.View) { w.Module, w.Page = s, 0 }), kv...)))
+			filters = append(filters, labelled(id+"-module", strings.ToUpper(t.Group[:1])+t.Group[1:], choice(id+"-module", v.Module, pick(func(s string, w *report.View) { w.Module, w.Page = s, 0 }), kv...)))
 		}
 		filters = append(filters,
 			labelled(id+"-search", "Search", app.Input().ID(id+"-search").Type("search").Placeholder("text in any column").Value(v.Query).

@@ -150,12 +150,34 @@ func errorCard(msg string) app.UI {
 }
 
 // choice is a select of value, label pairs.
-func choice(id, current string, h app.EventHandler, kv ...string) app.UI {
+func choice(id, current string, set func(ctx app.Context, v string), kv ...string) app.UI {
 	opts := make([]app.UI, 0, len(kv)/2)
 	for i := 0; i+1 < len(kv); i += 2 {
-		opts = append(opts, app.Option().Value(kv[i]).Text(kv[i+1]).Selected(kv[i] == current))
+		v := kv[i]
+		if v == "" {
+			v = emptyChoice
+		}
+		opts = append(opts, app.Option().Value(v).Text(kv[i+1]).Selected(kv[i] == current))
 	}
-	return app.Select().ID(id).OnChange(h).Body(opts...)
+	return app.Select().ID(id).OnChange(func(ctx app.Context, e app.Event) {
+		v := ctx.JSSrc().Get("value").String()
+		if v == emptyChoice {
+			v = ""
+		}
+		set(ctx, v)
+		e.StopImmediatePropagation()
+	}).Body(opts...)
+}
+
+// emptyChoice is the value an option for "" carries: go-app writes no
+// value attribute for an empty value, and an option without one has its
+// text for value — choosing "(none)" then asked for a claims profile
+// named "(none)", and "all layers" filtered by a layer of that name.
+const emptyChoice = "\x00none"
+
+// setTo sets *p to the chosen value (choice).
+func setTo[T ~string](p *T) func(app.Context, string) {
+	return func(_ app.Context, v string) { *p = T(v) }
 }
 
 // routed is the context of the page go-app shows (one at a time, in the

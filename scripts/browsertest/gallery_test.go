@@ -229,6 +229,13 @@ func TestBrowserTables(t *testing.T) {
 		t.Errorf("CSV of layer 43's down_proj: %v %q", err, csv)
 	}
 	p.shot("tables-filtered")
+	// Back to "all layers", chosen as a user does (by its text: its value
+	// is empty, which go-app does not write, so the option's value was
+	// once its text and filtered by a layer named "all layers").
+	p.run(`(() => { const e = document.querySelector("#matrices-layer"); e.selectedIndex = [...e.options].findIndex(o => o.text === "all layers"); e.dispatchEvent(new Event("change")) })()`)
+	if err := p.waitJS("every layer's down_proj", `document.querySelectorAll("#matrices tbody tr").length > 1`, 30*time.Second); err != nil {
+		t.Fatalf("all layers chosen again: %v (%s)", err, p.text("#matrices-page"))
+	}
 	// The file choosers are reachable from the keyboard (not display:none).
 	for _, id := range []string{"#adapter-files", "#adapter-folder", "#claims-file"} {
 		if ok, _ := eval[bool](p, fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.focus(); return document.activeElement === e })()`, id)); !ok {

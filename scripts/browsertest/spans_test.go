@@ -1,0 +1,178 @@
+//go:build browser
+
+package browsertest
+
+// The dealer's span reads of one URL, many at once: each range is asked
+// for once, none is cut off and sent again.
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/kvit-s/clefcheck/wasm/world"
+)
+
+// rangeLog is a server's record of the ranges asked for one file: each
+// Range header with how many times it came, and the requests that ended
+// before their body was sent (cancelled by the browser).
+type rangeLog struct {
+	mu        sync.Mutex
+	ranges    map[string]int
+	cut       []string
+	bytesSent int64
+}
+
+func (l *rangeLog) note(rng string, sent int64, cut bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ranges[rng]++
+	l.bytesSent += sent
+	if cut {
+		l.cut = append(l.cut, rng)
+	}
+}
+
+// countingWriter counts the body bytes written.
+type countingWriter struct {
+	http.ResponseWriter
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(b)
+	c.n += int64(n)
+	return n, err
+}
+
+// TestBrowserSpanReadsOnce: a 4-layer twin of the real adapter (about
+// 230 MB: 31 pairs, several 32 MB spans read at once) served as a CDN
+// serves it — cacheable, with an ETag — through a link of 150 MB/s, audited
+// from its URL with the files' SHA-256 (the spans then go through the
+// engine worker's source, clefcheckFetch) and without (the dealer's own
+// BYOB reads, clefcheckFetchRange). Chromium's HTTP cache serialises
+// concurrent ranges of one cacheable URL and cut off and re-sent some of
+// them (a session's log showed 88 requests for the full twin where 66 were
+// needed); the reads skip it (cache: "no-store"). The server's log must
+// show every span of the safetensors file (its ranges of more than 1 MiB)
+// asked for once, no request cut off, and about the file's bytes sent in
+// all.
+func TestBrowserSpanReadsOnce(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := world.FullLayers(dir, 1, 4); err != nil {
+		t.Fatal(err)
+	}
+	ad := filepath.Join(dir, world.AdapterDir)
+	st, err := os.Stat(filepath.Join(ad, "adapter_model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := st.Size()
+	if size < 6*32<<20 {
+		t.Fatalf("the 4-layer twin is %d bytes: too small for spans read at once", size)
+	}
+	link := &linkRate{bytesPerSec: 150e6}
+	var mu sync.Mutex
+	var log *rangeLog
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		w.Header().Set("Access-Control-Expose-Headers", "Content-Range, Content-Length, Accept-Ranges, ETag")
+		if r.Method == http.MethodOptions {
+			w.Header().Set("Access-Control-Allow-Headers", "Range")
+			w.WriteHeader(204)
+			return
+		}
+		// /RUN/adapter/NAME: each audit its own URL, so that none reads
+		// the ranges the one before kept in the browser's cache.
+		_, name, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/adapter/")
+		if name == "" || strings.ContainsAny(name, "/\\") {
+			http.NotFound(w, r)
+			return
+		}
+		// As the Hub's CDN answers a file at a commit: cacheable for long.
+		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+		w.Header().Set("ETag", fmt.Sprintf(`"%s-%d"`, name, size))
+		cw := &countingWriter{ResponseWriter: w}
+		http.ServeFile(&throttled{ResponseWriter: cw, link: link}, r, filepath.Join(ad, name))
+		if name == "adapter_model.safetensors" {
+			mu.Lock()
+			l := log
+			mu.Unlock()
+			l.note(r.Header.Get("Range"), cw.n, r.Context().Err() != nil)
+		}
+	}))
+	defer srv.Close()
+
+	p := newTab(t, 4*time.Minute)
+	p.open(p.env.url+"/", "#load-demo")
+	if err := p.waitJS("the engine worker to list its claims profiles", engineListed, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	for _, digest := range []bool{true, false} {
+		what := map[bool]string{true: "with the files' SHA-256", false: "without the files' SHA-256"}[digest]
+		l := &rangeLog{ranges: map[string]int{}}
+		mu.Lock()
+		log = l
+		mu.Unlock()
+		// No claims, "(none)" chosen as a user does (by its text: go-app
+		// writes no value attribute for an empty one, and "(none)" was
+		// once sent as a profile's name): the report's pairs are the
+		// expectations (the 4-layer twin has only some of the real
+		// adapter's).
+		p.run(`(() => { const e = document.querySelector("#claims"); e.selectedIndex = [...e.options].findIndex(o => o.text === "(none)"); e.dispatchEvent(new Event("change")) })()`)
+		p.do("choosing the mode and URL", chromedp.SetValue("#mode", "quick"), chromedp.SetValue("#adapter-url", fmt.Sprintf("%s/run-%v/adapter/", srv.URL, digest)))
+		p.run(`["#mode","#adapter-url"].forEach(s => document.querySelector(s).dispatchEvent(new Event("change")))`)
+		p.run(fmt.Sprintf(`(() => { const c = document.querySelector("#no-digest"); if (c && c.checked !== %v) c.click(); })()`, !digest))
+		p.run(`document.querySelectorAll("#verdict").forEach(e => e.remove())`)
+		start := time.Now()
+		p.click("#open-url")
+		v, err := p.waitText("#verdict", "", 3*time.Minute)
+		if err != nil || !(strings.Contains(v, "PASS") || strings.Contains(v, "WARN")) {
+			p.shot("spans-once")
+			t.Fatalf("%s: verdict %q (%v): %s", what, v, err, clip(p.text("main"), 1500))
+		}
+		if sum := p.text(".summary"); strings.Contains(sum, "claims:") {
+			t.Errorf("%s: the summary names claims, none were chosen: %q", what, clip(sum, 300))
+		}
+		l.mu.Lock()
+		var twice []string
+		n := 0
+		for rng, c := range l.ranges {
+			var a, b int64
+			if _, err := fmt.Sscanf(rng, "bytes=%d-%d", &a, &b); err != nil || b-a < 1<<20 {
+				// The header's reads (bytes=0-0, 0-65535): each worker
+				// that opens the file makes them.
+				continue
+			}
+			n += c
+			if c > 1 {
+				twice = append(twice, fmt.Sprintf("%s ×%d", rng, c))
+			}
+		}
+		sort.Strings(twice)
+		t.Logf("%s: %s in %v; %d span reads of the safetensors file, %.1f MB sent (the file: %.1f MB)", what, clip(v, 40),
+			time.Since(start).Round(time.Millisecond), n, float64(l.bytesSent)/1e6, float64(size)/1e6)
+		if len(twice) > 0 {
+			t.Errorf("%s: ranges asked for more than once: %v", what, twice)
+		}
+		if len(l.cut) > 0 {
+			t.Errorf("%s: requests cut off before their body was sent: %v", what, l.cut)
+		}
+		if l.bytesSent < size || l.bytesSent > size+size/20 {
+			t.Errorf("%s: %d bytes of the %d-byte file sent", what, l.bytesSent, size)
+		}
+		if n < 6 {
+			t.Errorf("%s: only %d span reads: the spans were not read apart, and the test shows nothing", what, n)
+		}
+		l.mu.Unlock()
+	}
+}
