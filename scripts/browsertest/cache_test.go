@@ -36,14 +36,23 @@ type countingServer struct {
 	reqs map[string]int
 }
 
+// crossOrigin answers CORS for a file server on another origin, as the
+// Hub's: true when r was the preflight, answered.
+func crossOrigin(w http.ResponseWriter, r *http.Request) bool {
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	w.Header().Set("Access-Control-Expose-Headers", "Content-Range, Content-Length, Accept-Ranges, ETag")
+	if r.Method != http.MethodOptions {
+		return false
+	}
+	w.Header().Set("Access-Control-Allow-Headers", "Range")
+	w.WriteHeader(204)
+	return true
+}
+
 func newCountingServer(dir string) *countingServer {
 	s := &countingServer{reqs: map[string]int{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Access-Control-Allow-Origin", "*")
-		w.Header().Set("Access-Control-Expose-Headers", "Content-Range, Content-Length, Accept-Ranges, ETag")
-		if r.Method == http.MethodOptions {
-			w.Header().Set("Access-Control-Allow-Headers", "Range")
-			w.WriteHeader(204)
+		if crossOrigin(w, r) {
 			return
 		}
 		kind, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")

@@ -120,11 +120,7 @@ func TestBrowserPoolTakesTheReport(t *testing.T) {
 	var mu sync.Mutex
 	gets := map[string]int{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Access-Control-Allow-Origin", "*")
-		w.Header().Set("Access-Control-Expose-Headers", "Content-Range, Content-Length, Accept-Ranges")
-		if r.Method == http.MethodOptions {
-			w.Header().Set("Access-Control-Allow-Headers", "Range")
-			w.WriteHeader(204)
+		if crossOrigin(w, r) {
 			return
 		}
 		name := strings.TrimPrefix(r.URL.Path, "/adapter/")
