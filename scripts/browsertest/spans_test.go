@@ -136,6 +136,9 @@ func TestBrowserSpanReadsOnce(t *testing.T) {
 			p.shot("spans-once")
 			t.Fatalf("%s: verdict %q (%v): %s", what, v, err, clip(p.text("main"), 1500))
 		}
+		if digest {
+			p.shot("audit-no-claims")
+		}
 		if sum := p.text(".summary"); strings.Contains(sum, "claims:") {
 			t.Errorf("%s: the summary names claims, none were chosen: %q", what, clip(sum, 300))
 		}
