@@ -74,14 +74,6 @@ type Options struct {
 	// (any order). Everything else (inventory, report, claims, verdict)
 	// stays here.
 	Remote func(ctx context.Context, pairs []Job, add func(int64)) ([]Figures, error)
-	// Prefetch, with Remote and claims, is told the pairs Remote will get
-	// (without their Ref) as soon as they are known: the checkpoint's
-	// header read and the inventory made, before the extraction report is
-	// read and parsed (a 1.2 MB JSON: about half a second in a browser's
-	// wasm). The remote checker can start reading their bytes meanwhile.
-	// Without claims the inventory's expectations come from the report,
-	// which is then read first, and Prefetch is not called.
-	Prefetch func(ctx context.Context, pairs []Job)
 }
 
 // The audit's result types are in package report (the pages read them
@@ -95,7 +87,7 @@ type (
 // Run audits the adapter in directory dir of fsys.
 func Run(ctx context.Context, fsys fs.FS, dir string, opt Options) (*Result, error) {
 	start := time.Now()
-	a, ok := prepare(ctx, fsys, dir, opt)
+	a, ok := prepare(fsys, dir, opt)
 	defer func() { a.res.Summary.Seconds = time.Since(start).Seconds() }()
 	if a.fatal != nil { // nothing there, or no way to read it: no verdict about the artifact
 		return nil, a.fatal
@@ -120,7 +112,7 @@ func Run(ctx context.Context, fsys fs.FS, dir string, opt Options) (*Result, err
 // prepare reads the configuration, the checkpoint's headers, the report
 // and the claims, and makes the inventory; ok is false when the checkpoint
 // cannot be opened (the findings say why).
-func prepare(ctx context.Context, fsys fs.FS, dir string, opt Options) (a *auditor, ok bool) {
+func prepare(fsys fs.FS, dir string, opt Options) (a *auditor, ok bool) {
 	if opt.Tol == (Tolerances{}) {
 		opt.Tol = Default
 	}
@@ -152,24 +144,12 @@ func prepare(ctx context.Context, fsys fs.FS, dir string, opt Options) (a *audit
 		a.res.Summary.Files = append(a.res.Summary.Files, f.Name)
 	}
 	a.res.Summary.Sharded = ck.Index != nil
-	// With claims the inventory does not need the report (expected): it is
-	// read after it, once Prefetch knows the pairs.
-	late := opt.Claims != nil && opt.Remote != nil && opt.Prefetch != nil
-	if !late {
-		a.loadReport(fsys, dir)
-		a.yield()
-	}
+	a.loadReport(fsys, dir)
+	a.yield()
 	if opt.Claims != nil {
 		a.c.Findings = append(a.c.Findings, opt.Claims.Check()...)
 	}
 	a.inventory()
-	if late {
-		if todo, _ := a.todo(); len(todo) > 0 {
-			opt.Prefetch(ctx, a.jobsOf(todo))
-		}
-		a.loadReport(fsys, dir)
-		a.yield()
-	}
 	return a, true
 }
 

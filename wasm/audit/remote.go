@@ -106,7 +106,7 @@ type Session struct {
 // Open prepares a Session; it fails if the adapter cannot be opened here.
 func Open(fsys fs.FS, dir string, opt Options) (*Session, error) {
 	opt.Remote, opt.OnInventory, opt.Progress = nil, nil, nil
-	a, ok := prepare(context.Background(), fsys, dir, opt)
+	a, ok := prepare(fsys, dir, opt)
 	if a.fatal != nil { // unreachable, refused, or nothing there
 		return nil, a.fatal
 	}
@@ -174,9 +174,15 @@ func CheckPairs(ctx context.Context, fsys fs.FS, dir string, opt Options, module
 // checkRemote hands the pairs to opt.Remote and takes back their figures,
 // refusing answers that do not match the pairs asked for.
 func (a *auditor) checkRemote(ctx context.Context, todo []*Matrix, meter *progress.Meter) error {
-	jobs := a.jobsOf(todo)
+	jobs := make([]Job, len(todo))
 	want := map[string]*Matrix{}
-	for _, m := range todo {
+	for i, m := range todo {
+		ta, ra, _ := a.ck.Tensor(a.keys[m][0])
+		tb, rb, _ := a.ck.Tensor(a.keys[m][1])
+		jobs[i] = Job{Module: m.Module, Bytes: ta.Bytes() + tb.Bytes(), Ref: a.reportSigma(m.Module)}
+		if ra == rb {
+			jobs[i].File, jobs[i].Begin, jobs[i].End = ra.Name, min(ta.Offset, tb.Offset), max(ta.Offset+ta.Bytes(), tb.Offset+tb.Bytes())
+		}
 		want[m.Module] = m
 	}
 	figs, err := a.opt.Remote(ctx, jobs, meter.Add)
@@ -197,21 +203,6 @@ func (a *auditor) checkRemote(ctx context.Context, todo []*Matrix, meter *progre
 		return fmt.Errorf("the remote checker left %d pairs unchecked", len(want))
 	}
 	return nil
-}
-
-// jobsOf is the remote checker's jobs for the pairs in todo, each with
-// the report's σ when there is one (and it has been read).
-func (a *auditor) jobsOf(todo []*Matrix) []Job {
-	jobs := make([]Job, len(todo))
-	for i, m := range todo {
-		ta, ra, _ := a.ck.Tensor(a.keys[m][0])
-		tb, rb, _ := a.ck.Tensor(a.keys[m][1])
-		jobs[i] = Job{Module: m.Module, Bytes: ta.Bytes() + tb.Bytes(), Ref: a.reportSigma(m.Module)}
-		if ra == rb {
-			jobs[i].File, jobs[i].Begin, jobs[i].End = ra.Name, min(ta.Offset, tb.Offset), max(ta.Offset+ta.Bytes(), tb.Offset+tb.Bytes())
-		}
-	}
-	return jobs
 }
 
 var fin = report.Fin

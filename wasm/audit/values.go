@@ -18,26 +18,8 @@ import (
 type Diagonal = spectral.Diagonal
 
 func (a *auditor) values(ctx context.Context) error {
-	todo, total := a.todo()
-	phase := string(a.res.Summary.Mode) + " audit"
-	meter := progress.NewMeter(phase, total, a.opt.Progress)
-	var err error
-	if a.opt.Remote != nil {
-		err = a.checkRemote(ctx, todo, meter)
-	} else {
-		err = a.checkLocal(ctx, todo, meter, func(_ *Matrix, fs []report.Finding) { a.c.Findings = append(a.c.Findings, fs...) })
-	}
-	meter.Finish()
-	if err != nil {
-		return err
-	}
-	a.aggregateRank()
-	return nil
-}
-
-// todo is the pairs whose values are to be checked, in the order they are
-// taken, and their bytes.
-func (a *auditor) todo() (todo []*Matrix, total int64) {
+	var todo []*Matrix
+	var total int64
 	for _, m := range a.res.Matrices {
 		if m.Skipped == "" {
 			todo = append(todo, m)
@@ -52,7 +34,20 @@ func (a *auditor) todo() (todo []*Matrix, total int64) {
 		// Largest pairs first, so that no worker is left alone with a big one at the end.
 		sort.SliceStable(todo, func(i, j int) bool { return todo[i].Params > todo[j].Params })
 	}
-	return todo, total
+	phase := string(a.res.Summary.Mode) + " audit"
+	meter := progress.NewMeter(phase, total, a.opt.Progress)
+	var err error
+	if a.opt.Remote != nil {
+		err = a.checkRemote(ctx, todo, meter)
+	} else {
+		err = a.checkLocal(ctx, todo, meter, func(_ *Matrix, fs []report.Finding) { a.c.Findings = append(a.c.Findings, fs...) })
+	}
+	meter.Finish()
+	if err != nil {
+		return err
+	}
+	a.aggregateRank()
+	return nil
 }
 
 // checkLocal checks the pairs in todo with opt.Workers goroutines; done is

@@ -26,10 +26,9 @@ type Host struct {
 	// Open returns the files of an input (required).
 	Open func(in *jobs.Input) (fs.FS, error)
 	// AuditRemote, when set, may return an audit.Options.Remote checking
-	// the pairs elsewhere (the browser's pool of workers), and its
-	// audit.Options.Prefetch (may be nil); onStart is told how many
-	// started and with what kernels.
-	AuditRemote func(fsys fs.FS, in *jobs.Input, opt audit.Options, onStart func(n int, kernel string)) (remote func(context.Context, []audit.Job, func(int64)) ([]audit.Figures, error), prefetch func(context.Context, []audit.Job))
+	// the pairs elsewhere (the browser's pool of workers); onStart is told
+	// how many started and with what kernels.
+	AuditRemote func(fsys fs.FS, in *jobs.Input, opt audit.Options, onStart func(n int, kernel string)) func(context.Context, []audit.Job, func(int64)) ([]audit.Figures, error)
 	// DigestWindow, when positive, makes an audit's digests take every
 	// range the adapter's source reads (for the audit's remote checkers
 	// too: the browser's dealer fetches their spans), holding up to this
@@ -286,7 +285,7 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 	}
 	started, kernel, engine := 0, "", ""
 	if h.AuditRemote != nil {
-		opt.Remote, opt.Prefetch = h.AuditRemote(raw, spec.Adapter, opt, func(n int, k string) {
+		opt.Remote = h.AuditRemote(raw, spec.Adapter, opt, func(n int, k string) {
 			started, kernel = n, k
 			engine = report.Plural(n, "Web Worker")
 			em.send(jobs.Event{Engine: engine})
@@ -298,7 +297,7 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 		// workers): check the pairs here, in this worker.
 		engine = "the engine worker (a pool could not start: " + clip(err.Error(), 200) + ")"
 		em.send(jobs.Event{Engine: engine})
-		opt.Remote, opt.Prefetch = nil, nil
+		opt.Remote = nil
 		res, err = audit.Run(ctx, fsys, ".", opt)
 	}
 	if err != nil {

@@ -51,7 +51,6 @@ type AuditPool struct {
 	feedMu  sync.Mutex
 	feeds   map[string]*fileFeed // picked files hashed from the spans (feed.go)
 	planned bool                 // the feeds were told the spans
-	ahead   *dealPlan            // Prefetch's plan, for Remote
 
 	// Started ahead (Start): the workers, their messages, and whether
 	// msg.Open went to them with their start.
@@ -341,21 +340,14 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 		p.abandonFeeds() // no span will come: the files are hashed whole
 		return nil, nil
 	}
-	d, err := p.planFor(ctx, jobs)
-	if err != nil {
-		return nil, err
-	}
-	if d.feeding {
-		defer p.abandonFeeds()
-	}
-	n, depth, segs := d.n, d.depth, d.segs
+	n := min(max(1, p.N), max(1, len(jobs)))
 	var msgs chan workerMsg
 	var workers []js.Value
-	opening := p.preOpened // msg.Open went with their start, or with Prefetch
+	opening := p.preOpened // msg.Open went with their start
 	if p.pre != nil {
-		// Started ahead (Start): all of them work (a worker with no
-		// segment to take stays idle).
-		msgs, workers = p.preMsgs, p.pre
+		// Started ahead (Start), picked files opened or opening: all of
+		// them work (a worker with no segment to take stays idle).
+		msgs, workers, n = p.preMsgs, p.pre, len(p.pre)
 		defer p.Close()
 		p.preOpened = false
 	} else {
@@ -365,11 +357,29 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 		defer stop()
 	}
 	open := p.openMsg()
-	// The dealer reads each segment's span itself (a range request for a
-	// URL, a slice of a local File) and transfers the bytes with the
+	// Deal neighbouring pairs together, in file order, in segments of about
+	// segmentBytes, biggest first, each worker holding up to `depth` of
+	// them. The dealer reads each segment's span itself (a range request
+	// for a URL, a slice of a local File) and transfers the bytes with the
 	// segment: the next one arrives while the worker computes (a worker
 	// busy in wasm does not drain its own reads). If that read fails the
 	// worker reads the bytes itself.
+	segs := audit.Segments(jobs, segmentBytes)
+	var from map[int]int64
+	feeding := p.hasFeeds()
+	if p.observed() || feeding {
+		from = fileOrder(segs)
+	}
+	if feeding {
+		defer p.abandonFeeds()
+	}
+	depth := defaultDepth
+	if p.Src != nil && p.observed() {
+		depth = windowDepth(n)
+	}
+	if p.Depth > 0 {
+		depth = p.Depth
+	}
 	busy := make([][]string, n) // the pairs each worker holds
 	outstanding := make([]int, n)
 	segOf := map[string]int{}
@@ -383,25 +393,77 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 	next := 0
 	out := make([]audit.Figures, 0, len(jobs))
 	bytes := map[string]int64{}
-	refs := map[string][]float64{} // the report's σ (Prefetch's jobs have none)
 	for _, j := range jobs {
 		bytes[j.Module] = j.Bytes
-		refs[j.Module] = j.Ref
+	}
+	span := func(i int) (file string, begin, end int64) {
+		file, begin, end = spanOf(segs[i])
+		if b, ok := from[i]; ok {
+			begin = b
+		}
+		return file, begin, end
+	}
+	// startRead starts reading segment i's span (a local file is read here
+	// too, so that the next segment's bytes are ready when the worker wants
+	// them); nil when the worker is to read them itself.
+	startRead := func(i int) chan spanRead {
+		file, begin, end := span(i)
+		if file == "" || end-begin > 2*segmentBytes {
+			return nil
+		}
+		read := p.readSpan(ctx, file, begin, end)
+		if read == nil {
+			return nil
+		}
+		ch := make(chan spanRead, 1)
+		feed := p.feed(file)
+		go func() {
+			if feed != nil {
+				feed.gate(ctx, begin) // not too far ahead of the file's digest
+			}
+			buf, err := read()
+			ch <- spanRead{buf, err}
+		}()
+		return ch
+	}
+	// The first segments' reads start now, before any worker is ready: a
+	// worker takes a second or more to start (engine.wasm compiled, its
+	// kernels checked, the adapter opened), which the bytes spend on their
+	// way instead. They are the reads the dealer would start first (in file
+	// order when that matters), as many as the workers will hold.
+	if feeding {
+		// The spans the dealer will read, for the files' digests.
+		spans := map[string][][2]int64{}
+		for i := range segs {
+			if file, begin, end := span(i); file != "" && end-begin <= 2*segmentBytes {
+				spans[file] = append(spans[file], [2]int64{begin, end})
+			}
+		}
+		p.planFeeds(spans)
+	}
+	early := map[int]chan spanRead{}
+	for i := range min(len(segs), earlyReads(n, depth, p.observed())) {
+		early[i] = startRead(i)
 	}
 	send := func(w, i int) {
 		m := msg.Pairs{}
-		has := false
+		refs := false
 		for _, j := range segs[i] {
 			m.Modules = append(m.Modules, j.Module)
-			m.Refs = append(m.Refs, refs[j.Module])
-			has = has || len(refs[j.Module]) > 0
+			m.Refs = append(m.Refs, j.Ref)
+			refs = refs || len(j.Ref) > 0
 			busy[w] = append(busy[w], j.Module)
 		}
-		if !has {
+		if !refs {
 			m.Refs = nil
 		}
-		ch := p.read(d, i)
-		file, begin, end := d.span(i)
+		ch, ok := early[i]
+		if ok {
+			delete(early, i)
+		} else {
+			ch = startRead(i)
+		}
+		file, begin, end := span(i)
 		if ch == nil {
 			p.skipFeed(file, begin, end)
 			workers[w].Call("postMessage", m.Value())

@@ -92,15 +92,15 @@ func (r *jobRunner) start(m msg.Job) {
 				}
 				return fsys, err
 			},
-			AuditRemote: func(fsys fs.FS, in *jobs.Input, opt audit.Options, onStart func(int, string)) (func(context.Context, []audit.Job, func(int64)) ([]audit.Figures, error), func(context.Context, []audit.Job)) {
+			AuditRemote: func(fsys fs.FS, in *jobs.Input, opt audit.Options, onStart func(int, string)) func(context.Context, []audit.Job, func(int64)) ([]audit.Figures, error) {
 				pool := poolFor(fsys, opt, onStart)
 				if pool == nil {
-					return nil, nil
+					return nil
 				}
 				reads.add(pool)
 				pools = append(pools, pool)
 				pool.Start() // beside the engine worker's inventory
-				return pool.Remote, pool.Prefetch
+				return pool.Remote
 			},
 			Yield:        y.Yield,
 			DigestWindow: windowFor(&spec),
