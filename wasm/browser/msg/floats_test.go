@@ -11,7 +11,7 @@ import (
 
 // TestPairsRefs: the references a deal carries come back as they went
 // (any float64, NaN's bits included), a module without one as nil, and a
-// message whose lengths do not fit its array carries none.
+// message whose lengths do not fit its array is refused (BadRefs).
 func TestPairsRefs(t *testing.T) {
 	refs := [][]float64{{3, 2.5, 1e-300}, nil, {math.Inf(1), -0.0, math.NaN(), 7}}
 	in := Pairs{Modules: []string{"a", "b", "c"}, Refs: refs}
@@ -29,14 +29,17 @@ func TestPairsRefs(t *testing.T) {
 			}
 		}
 	}
-	if r := PairsOf(Pairs{Modules: []string{"a"}}.Value()).Refs; r != nil {
-		t.Fatalf("no refs sent, %v read", r)
+	if m := PairsOf(Pairs{Modules: []string{"a"}}.Value()); m.Refs != nil || m.BadRefs {
+		t.Fatalf("no refs sent, %v read (refused: %v)", m.Refs, m.BadRefs)
+	}
+	if m := PairsOf(in.Value()); m.BadRefs {
+		t.Fatal("well-formed refs refused")
 	}
 	bad := func(name string, edit func(o js.Value)) {
 		o := in.Value()
 		edit(o)
-		if r := PairsOf(o).Refs; r != nil {
-			t.Errorf("%s: refs %v read", name, r)
+		if m := PairsOf(o); m.Refs != nil || !m.BadRefs {
+			t.Errorf("%s: refs %v read (refused: %v)", name, m.Refs, m.BadRefs)
 		}
 	}
 	bad("lengths short", func(o js.Value) { o.Get("refLens").Call("pop") })

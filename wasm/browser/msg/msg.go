@@ -136,9 +136,12 @@ func OpenOf(v js.Value) Open {
 // [Offset, Offset+Len) of File: post it in the transfer list.
 // Refs[i], when there, is the extraction report's singular values for
 // Modules[i] (audit.Job.Ref; sent as one Float64Array and their lengths).
+// BadRefs: the message had references that did not fit its modules (the
+// pool worker refuses the deal rather than check without them).
 type Pairs struct {
 	Modules []string
 	Refs    [][]float64
+	BadRefs bool
 	Buf     js.Value
 	Len     int64
 	File    string
@@ -186,7 +189,10 @@ func PairsOf(v js.Value) Pairs {
 			m.Modules = append(m.Modules, mods.Index(i).String())
 		}
 	}
-	m.Refs = refsOf(v.Get("refs"), v.Get("refLens"), len(m.Modules))
+	if refs := v.Get("refs"); refs.Truthy() {
+		m.Refs = refsOf(refs, v.Get("refLens"), len(m.Modules))
+		m.BadRefs = m.Refs == nil
+	}
 	if off := v.Get("offset"); off.Type() == js.TypeNumber {
 		m.Offset = int64(off.Float())
 	}

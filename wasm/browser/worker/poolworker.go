@@ -104,6 +104,10 @@ func (w *poolWorker) pairs(m msg.Pairs) {
 		w.fail("pairs before open")
 		return
 	}
+	if m.BadRefs {
+		w.fail("pairs: the extraction report's singular values do not fit the modules dealt")
+		return
+	}
 	if m.Buf.Truthy() && w.pre != nil {
 		// The dealer read this segment's span while we computed. The
 		// previous span is done with (segments are checked one after the
