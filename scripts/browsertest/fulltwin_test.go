@@ -139,7 +139,8 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 		// The deep modes side by side from the same plain URL (the
 		// randomized run above names a commit: its ranges are written to
 		// the browser's cache as they pass).
-		runs = append(runs, benchRun{"exact", "exact", false, plain}, benchRun{"randomized-plain", "randomized", false, plain})
+		runs = append(runs, benchRun{"exact", "exact", false, plain}, benchRun{"randomized-plain", "randomized", false, plain},
+			benchRun{"randomized-plain" + noDigest, "randomized", false, plain})
 	}
 	if only := os.Getenv("CLEFCHECK_RUNS"); only != "" { // e.g. randomized,randomized-cache
 		runs = slices.DeleteFunc(runs, func(r benchRun) bool { return !slices.Contains(strings.Split(only, ","), r.name) })
@@ -217,6 +218,7 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 		// Against the fastest bare read (into reused buffers, as the audit
 		// reads): the stricter floor.
 		{"quick", "floor-url-byob"}, {"randomized", "floor-url-byob"}, {"exact", "floor-url-byob"}, {"randomized-plain", "floor-url-byob"},
+		{"randomized-plain", "floor-url"}, {"randomized-plain" + noDigest, "floor-url"}, {"randomized-plain" + noDigest, "floor-url-byob"},
 		{"quick-files", "floor-file-byob"}, {"randomized-files", "floor-file-byob"},
 		{"quick-files" + noDigest, "floor-file-byob"}, {"quick" + noDigest, "floor-url-byob"},
 		// With digests every byte passes one SHA-256 stream: against that.

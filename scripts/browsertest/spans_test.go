@@ -6,7 +6,10 @@ package browsertest
 // for once, none is cut off and sent again.
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -65,7 +68,11 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 // needed); the reads skip it (cache: "no-store"). The server's log must
 // show every span of the safetensors file (its ranges of more than 1 MiB)
 // asked for once, no request cut off, and about the file's bytes sent in
-// all.
+// all. The third audit's host is a plain static one (no ETag, no
+// Cache-Control: the browser's cache keeps nothing of it), with the
+// SHA-256: the digest worker hashes the spans the dealer fetched for the
+// pool (the URL's feed), the file still crosses the link once, and its
+// digest is the file's.
 func TestBrowserSpanReadsOnce(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := world.FullLayers(dir, 1, 4); err != nil {
@@ -89,14 +96,16 @@ func TestBrowserSpanReadsOnce(t *testing.T) {
 		}
 		// /RUN/adapter/NAME: each audit its own URL, so that none reads
 		// the ranges the one before kept in the browser's cache.
-		_, name, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/adapter/")
+		run, name, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/adapter/")
 		if name == "" || strings.ContainsAny(name, "/\\") {
 			http.NotFound(w, r)
 			return
 		}
-		// As the Hub's CDN answers a file at a commit: cacheable for long.
-		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
-		w.Header().Set("ETag", fmt.Sprintf(`"%s-%d"`, name, size))
+		if !strings.HasPrefix(run, "plain-") {
+			// As the Hub's CDN answers a file at a commit: cacheable for long.
+			w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+			w.Header().Set("ETag", fmt.Sprintf(`"%s-%d"`, name, size))
+		}
 		cw := &countingWriter{ResponseWriter: w}
 		http.ServeFile(&throttled{ResponseWriter: cw, link: link}, r, filepath.Join(ad, name))
 		if name == "adapter_model.safetensors" {
@@ -113,8 +122,12 @@ func TestBrowserSpanReadsOnce(t *testing.T) {
 	if err := p.waitJS("the engine worker to list its claims profiles", engineListed, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	for _, digest := range []bool{true, false} {
-		what := map[bool]string{true: "with the files' SHA-256", false: "without the files' SHA-256"}[digest]
+	for _, c := range []struct {
+		run    string
+		digest bool
+	}{{"cdn-digest", true}, {"cdn-nodigest", false}, {"plain-digest", true}} {
+		digest := c.digest
+		what := map[bool]string{true: "with the files' SHA-256", false: "without the files' SHA-256"}[digest] + " (" + c.run + ")"
 		l := &rangeLog{ranges: map[string]int{}}
 		mu.Lock()
 		log = l
@@ -125,7 +138,7 @@ func TestBrowserSpanReadsOnce(t *testing.T) {
 		// expectations (the 4-layer twin has only some of the real
 		// adapter's).
 		p.run(`(() => { const e = document.querySelector("#claims"); e.selectedIndex = [...e.options].findIndex(o => o.text === "(none)"); e.dispatchEvent(new Event("change")) })()`)
-		p.do("choosing the mode and URL", chromedp.SetValue("#mode", "quick"), chromedp.SetValue("#adapter-url", fmt.Sprintf("%s/run-%v/adapter/", srv.URL, digest)))
+		p.do("choosing the mode and URL", chromedp.SetValue("#mode", "quick"), chromedp.SetValue("#adapter-url", fmt.Sprintf("%s/%s/adapter/", srv.URL, c.run)))
 		p.run(`["#mode","#adapter-url"].forEach(s => document.querySelector(s).dispatchEvent(new Event("change")))`)
 		p.run(fmt.Sprintf(`(() => { const c = document.querySelector("#no-digest"); if (c && c.checked !== %v) c.click(); })()`, !digest))
 		p.run(`document.querySelectorAll("#verdict").forEach(e => e.remove())`)
@@ -136,8 +149,11 @@ func TestBrowserSpanReadsOnce(t *testing.T) {
 			p.shot("spans-once")
 			t.Fatalf("%s: verdict %q (%v): %s", what, v, err, clip(p.text("main"), 1500))
 		}
-		if digest {
+		if c.run == "cdn-digest" {
 			p.shot("audit-no-claims")
+		}
+		if c.run == "plain-digest" {
+			urlFed(t, p, ad, size)
 		}
 		if sum := p.text(".summary"); strings.Contains(sum, "claims:") {
 			t.Errorf("%s: the summary names claims, none were chosen: %q", what, clip(sum, 300))
@@ -173,5 +189,56 @@ func TestBrowserSpanReadsOnce(t *testing.T) {
 			t.Errorf("%s: only %d span reads: the spans were not read apart, and the test shows nothing", what, n)
 		}
 		l.mu.Unlock()
+	}
+}
+
+// urlFed checks the page's last audit (of the twin in ad, from a URL the
+// browser's cache keeps nothing of): every file's SHA-256 is the file's,
+// and the safetensors file (size bytes) was hashed from the pool's spans,
+// the feed fetching itself only its header and tail.
+func urlFed(t *testing.T, p *tab, ad string, size int64) {
+	t.Helper()
+	if err := p.waitJS("the download button", `!!document.querySelector("#download-json")`, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var a struct {
+		Summary struct {
+			Kernel string `json:"kernel"`
+		} `json:"summary"`
+		Provenance struct {
+			Files []struct {
+				Name   string `json:"name"`
+				SHA256 string `json:"sha256"`
+			} `json:"files"`
+		} `json:"provenance"`
+	}
+	jsonOf(t, pageReport(t, p), &a)
+	ents, err := os.ReadDir(ad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Provenance.Files) != len(ents) {
+		t.Errorf("the plain host: %d files hashed, the adapter has %d", len(a.Provenance.Files), len(ents))
+	}
+	for _, f := range a.Provenance.Files {
+		h := sha256.New()
+		r, err := os.Open(filepath.Join(ad, f.Name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = io.Copy(h, r)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := hex.EncodeToString(h.Sum(nil)); f.SHA256 != want {
+			t.Errorf("the plain host: %s: the page's SHA-256 %s, the file's %s", f.Name, f.SHA256, want)
+		}
+	}
+	if !strings.Contains(a.Summary.Kernel, "in a worker of its own (digest.js), 1 URL file hashed from the pool's spans") {
+		t.Errorf("the plain host: the safetensors file was not hashed from the pool's spans: %q", a.Summary.Kernel)
+	}
+	if spans, alone, ok := fedBytes(a.Summary.Kernel); !ok || spans < 0.9*float64(size) || alone > 4e6 {
+		t.Errorf("the plain host: %.0f bytes hashed from the spans, %.0f fetched for the digest alone (%v) of %d: %q", spans, alone, ok, size, a.Summary.Kernel)
 	}
 }

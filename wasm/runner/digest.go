@@ -45,8 +45,8 @@ type digestFS struct {
 	window int64
 	early  map[string][]byte // the first bytes of files being opened
 	waits  bool              // see above
-	// hashFile hashes a whole local file elsewhere (Host.HashFile).
-	hashFile func(fs.FS, string) (func(context.Context) (sum []byte, seconds float64, err error), bool)
+	// hashFile hashes a whole file elsewhere (Host.HashFile).
+	hashFile func(fs.FS, string, int64) (func(context.Context) (sum []byte, seconds float64, err error), bool)
 }
 
 func newDigestFS(fsys fs.FS, window int64) *digestFS {
@@ -394,10 +394,10 @@ func (d *digestFS) Open(name string) (fs.File, error) {
 	_, osFile := f.(*os.File)
 	local := osFile || localFiles(d.FS)
 	var own readerAtCloser // the hasher's own handle: the check closes its own when done
-	if t.ahead == nil && t.whole == nil && local && d.window == 0 && d.hashFile != nil {
-		// Hashed whole elsewhere, of any size: nothing here for the check
-		// to wait for.
-		if w, ok := d.hashFile(d.FS, name); ok {
+	if t.ahead == nil && t.whole == nil && d.hashFile != nil && t.next.Load() == 0 {
+		// Hashed whole elsewhere, of any size (the host says which files):
+		// nothing here for the check to wait for.
+		if w, ok := d.hashFile(d.FS, name, size); ok {
 			t.whole = w
 		}
 	}

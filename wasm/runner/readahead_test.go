@@ -61,10 +61,12 @@ func TestDigestReadAhead(t *testing.T) {
 // files' SHA-256 could not be computed and what to do, never a digest.
 func TestDigestHashFile(t *testing.T) {
 	var asked []string
+	sizes := map[string]int64{}
 	fail := false
 	h := host()
-	h.HashFile = func(fsys fs.FS, name string) (func(context.Context) ([]byte, float64, error), bool) {
+	h.HashFile = func(fsys fs.FS, name string, size int64) (func(context.Context) ([]byte, float64, error), bool) {
 		asked = append(asked, name)
+		sizes[name] = size
 		return func(context.Context) ([]byte, float64, error) {
 			if fail {
 				return nil, 0, errors.New("the digest worker: NotReadableError")
@@ -90,6 +92,9 @@ func TestDigestHashFile(t *testing.T) {
 		}
 		if want := sha256.Sum256(b); f.SHA256 != hex.EncodeToString(want[:]) {
 			t.Errorf("%s: %s, want %x", f.Name, f.SHA256, want)
+		}
+		if sizes[f.Name] != int64(len(b)) {
+			t.Errorf("%s: HashFile was told %d bytes, the file has %d", f.Name, sizes[f.Name], len(b))
 		}
 	}
 	if d := a.Provenance.Digests; d.Reread != 0 || d.Bytes == 0 || d.Seconds < 0.25*float64(len(asked)) {

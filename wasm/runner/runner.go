@@ -40,12 +40,15 @@ type Host struct {
 	// audit of local files (natively: pread from the page cache, where a
 	// small read costs no more per byte; Native sets it).
 	LocalChunk int64
-	// HashFile, when set, may hash a whole local file of fsys itself, off
-	// the check's path (the browser's digest worker reading a picked File):
-	// it starts the hash and returns a function waiting for the digest
-	// and the seconds the hash took there; ok false leaves the file to the
-	// digest's own read-ahead.
-	HashFile func(fsys fs.FS, name string) (wait func(context.Context) (sum []byte, seconds float64, err error), ok bool)
+	// HashFile, when set, may hash a whole file of fsys (of size bytes)
+	// itself, off the check's path: the browser's digest worker reading a
+	// picked File, or taking a URL's bytes from the spans the audit's
+	// dealer fetches for its pool. It starts the hash and returns a
+	// function waiting for the digest and the seconds the hash took there;
+	// ok false leaves the file to the digest here (its read-ahead, its
+	// window, its Finish). Bytes the check reads of a file it took do not
+	// count for the digest here.
+	HashFile func(fsys fs.FS, name string, size int64) (wait func(context.Context) (sum []byte, seconds float64, err error), ok bool)
 	// Yield, when set, is called between units of work.
 	Yield func() error
 	// Create, when set, opens a job's output file (a slash-separated path

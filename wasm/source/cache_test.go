@@ -328,6 +328,19 @@ func TestHTTPCacheValidators(t *testing.T) {
 			case tc.second >= 0 && second != tc.second:
 				t.Errorf("second read: %d requests (first %d), want %d", second, first, tc.second)
 			}
+			// Keeps says the same, once the file was opened (and not
+			// without a cache).
+			h, _ := NewHTTP(tc.base)
+			if h.Keeps("dir/model.bin") {
+				t.Error("Keeps without a cache")
+			}
+			h.UseCache(NewCache(newMemStore(), 0, false))
+			if _, err := Open(h, "dir/model.bin"); err != nil {
+				t.Fatal(err)
+			}
+			if got := h.Keeps("dir/model.bin"); got != (tc.second >= 0) {
+				t.Errorf("Keeps = %v, want %v", got, tc.second >= 0)
+			}
 		})
 	}
 	// The file changed (a new ETag): nothing of the old one is served.

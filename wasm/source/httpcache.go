@@ -85,3 +85,12 @@ func (h *HTTP) cacheKey(name, etag string) string {
 	}
 	return ""
 }
+
+// Keeps tells whether the source's cache keeps what it reads of name:
+// there is a cache, and name's URL names a commit or its probe sent a
+// strong ETag (known once name was opened). Bytes it does not keep may go
+// around the source (the browser's dealer fetches them straight into the
+// buffers it sends its workers).
+func (h *HTTP) Keeps(name string) bool {
+	return h.Cache() != nil && h.cacheKey(name, h.known(name).etag) != ""
+}

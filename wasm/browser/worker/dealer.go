@@ -196,60 +196,71 @@ func (p *AuditPool) readSpan(ctx context.Context, file string, begin, end int64)
 			return r.Get("buf"), nil
 		}
 	}
-	if p.Src != nil && (p.Src.Cache() != nil || p.Src.Observed()) {
+	if p.Src != nil && (p.Src.Keeps(file) || (p.Src.Observed() && p.feed(file) == nil)) {
 		// Through the source's cache, and past its observers (the file's
-		// digest): the bytes come into Go, then go out to the worker.
+		// digest, unless its feed takes the spans): the bytes come into
+		// Go, then go out to the worker.
 		return p.viaGo(func(buf []byte) error { return p.Src.ReadRange(ctx, file, begin, buf) }, end-begin)
 	}
-	fetchRange := js.Global().Get("clefcheckFetchRange")
-	if p.Src == nil || fetchRange.Type() != js.TypeFunction {
+	if p.Src == nil || js.Global().Get("clefcheckFetchRange").Type() != js.TypeFunction {
 		return nil
 	}
 	return func() (js.Value, error) {
-		buf := js.Undefined()
-		err := p.Src.ReadWith(ctx, file, begin, end-begin, func(ctx context.Context, u string, hdr map[string]string) (*fetch.Response, int64, error) {
-			if buf.Truthy() {
-				p.keepSpent(buf) // a try's body that was not accepted
-			}
-			buf = js.Undefined()
-			ac := js.Global().Get("AbortController").New()
-			stop := context.AfterFunc(ctx, func() { ac.Call("abort") })
-			defer stop()
-			token := strings.TrimPrefix(hdr["Authorization"], "Bearer ")
-			within := p.Src.AnswerWithin()
-			// The body goes into a buffer a pool worker handed back (a BYOB
-			// read); a try that fails may leave it transferred, so each
-			// try takes one.
-			into := p.spanBuffer(int(end - begin))
-			v, err := browser.Await(fetchRange.Invoke(u, float64(begin), float64(end-1), token, ac.Get("signal"), float64(within.Milliseconds()), into))
-			if into.Get("byteLength").Int() > 0 {
-				p.keepSpent(into) // not taken (an answer other than 206)
-			}
-			switch {
-			case ctx.Err() != nil:
-				return nil, 0, ctx.Err()
-			case browser.NoAnswer(err, within) != nil:
-				return nil, 0, browser.NoAnswer(err, within)
-			case err != nil && strings.Contains(err.Error(), "TypeError"):
-				return nil, 0, fmt.Errorf("%w: %v", fetch.ErrFetchFailed, err)
-			case err != nil:
-				return nil, 0, err
-			}
-			resp := &fetch.Response{Status: v.Get("status").Int(), Header: map[string]string{}, URL: v.Get("url").String()}
-			h := v.Get("headers")
-			keys := js.Global().Get("Object").Call("keys", h)
-			for i := 0; i < keys.Length(); i++ {
-				k := keys.Index(i).String()
-				resp.Header[k] = h.Get(k).String()
-			}
-			var n int64
-			if b := v.Get("buf"); b.Truthy() {
-				buf, n = b, int64(v.Get("n").Int())
-			}
-			return resp, n, nil
-		})
-		return buf, err
+		return p.fetchRange(ctx, file, begin, end, js.Undefined())
 	}
+}
+
+// fetchRange reads bytes [begin, end) of file from the URL into an
+// ArrayBuffer (clefcheckFetchRange, a BYOB read, retried as Src's policy
+// says) and resolves to it: the first try reads into into when it is big
+// enough, each other try into a buffer a pool worker handed back (a try
+// that fails may leave its buffer transferred).
+func (p *AuditPool) fetchRange(ctx context.Context, file string, begin, end int64, into js.Value) (js.Value, error) {
+	fetchRange := js.Global().Get("clefcheckFetchRange")
+	buf := js.Undefined()
+	err := p.Src.ReadWith(ctx, file, begin, end-begin, func(ctx context.Context, u string, hdr map[string]string) (*fetch.Response, int64, error) {
+		if buf.Truthy() {
+			p.keepSpent(buf) // a try's body that was not accepted
+		}
+		buf = js.Undefined()
+		ac := js.Global().Get("AbortController").New()
+		stop := context.AfterFunc(ctx, func() { ac.Call("abort") })
+		defer stop()
+		token := strings.TrimPrefix(hdr["Authorization"], "Bearer ")
+		within := p.Src.AnswerWithin()
+		try := into
+		if !try.Truthy() || try.Get("byteLength").Int() < int(end-begin) {
+			try = p.spanBuffer(int(end - begin))
+		}
+		into = js.Undefined()
+		v, err := browser.Await(fetchRange.Invoke(u, float64(begin), float64(end-1), token, ac.Get("signal"), float64(within.Milliseconds()), try))
+		if try.Get("byteLength").Int() > 0 {
+			p.keepSpent(try) // not taken (an answer other than 206)
+		}
+		switch {
+		case ctx.Err() != nil:
+			return nil, 0, ctx.Err()
+		case browser.NoAnswer(err, within) != nil:
+			return nil, 0, browser.NoAnswer(err, within)
+		case err != nil && strings.Contains(err.Error(), "TypeError"):
+			return nil, 0, fmt.Errorf("%w: %v", fetch.ErrFetchFailed, err)
+		case err != nil:
+			return nil, 0, err
+		}
+		resp := &fetch.Response{Status: v.Get("status").Int(), Header: map[string]string{}, URL: v.Get("url").String()}
+		h := v.Get("headers")
+		keys := js.Global().Get("Object").Call("keys", h)
+		for i := 0; i < keys.Length(); i++ {
+			k := keys.Index(i).String()
+			resp.Header[k] = h.Get(k).String()
+		}
+		var n int64
+		if b := v.Get("buf"); b.Truthy() {
+			buf, n = b, int64(v.Get("n").Int())
+		}
+		return resp, n, nil
+	})
+	return buf, err
 }
 
 // viaGo is a span read into a Go buffer of n bytes by read, then copied

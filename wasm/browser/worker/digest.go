@@ -438,6 +438,7 @@ func installDigestWorker(installed func()) error {
 		return fmt.Errorf("the digest worker's SHA-256 is wrong: %w", err)
 	}
 	runner.SHA256.Install(digestWorkerKernel, f)
+	digests.Store(d)
 	installed()
 	if err := d.checkFiles(); err != nil {
 		js.Global().Get("console").Call("warn", "clefcheck: the digest worker does not read picked files itself: "+err.Error())
@@ -446,6 +447,10 @@ func installDigestWorker(installed func()) error {
 	wholeFiles.Store(d)
 	return nil
 }
+
+// digests is the digest worker once its hashes are runner.SHA256's: a
+// URL's feed posts the spans to it (urlFeed).
+var digests atomic.Pointer[digestWorker]
 
 // wholeFiles is the digest worker once it hashes picked files itself
 // correctly (checkFiles): a local file's digest is then its work alone,

@@ -361,8 +361,8 @@ func (f *fileFeed) feed(ctx context.Context, id int) (err error) {
 			}
 			continue
 		}
-		if s == nil && f.cursor == 0 && f.fromSpans == 0 {
-			return errWhole
+		if s == nil && f.cursor == 0 && f.fromSpans == 0 && f.blob.Truthy() {
+			return errWhole // a URL's file (no blob) is read here, piece by piece
 		}
 		from := f.cursor
 		if s != nil && s.ready && s.begin <= from {
@@ -463,6 +463,33 @@ func (p *AuditPool) feedFor(ctx context.Context, d *digestWorker, name string, b
 	}
 	f := newFeed(ctx, workerDigest{d, byReader}, blob, int64(blob.Get("size").Float()), blobReader(blob), p.keepSpent)
 	f.setEarly(min(feedEarly, f.size/4))
+	p.addFeed(name, f)
+	return f
+}
+
+// urlFeed is the feed of file name (size bytes) of the pool's URL: the
+// digest worker hashes the spans the dealer fetches for the workers, and
+// the feed fetches itself only what no span covers (the header, the tail,
+// a span a worker had to read itself) — the file crosses the network once
+// and the engine worker's Go memory not at all. Unlike a picked file's,
+// it reads nothing before the first span comes (that would be read twice
+// over the network). A URL file the cache keeps has none: its bytes pass
+// through Go to be kept, and are hashed there as they pass.
+func (p *AuditPool) urlFeed(ctx context.Context, d *digestWorker, name string, size int64) *fileFeed {
+	if p.Src == nil || p.Src.Keeps(name) || size <= 0 {
+		return nil
+	}
+	read := func(from, to int64, into js.Value) (js.Value, error) {
+		return p.fetchRange(ctx, name, from, to, into)
+	}
+	f := newFeed(ctx, workerDigest{d, nil}, js.Undefined(), size, read, p.keepSpent)
+	p.addFeed(name, f)
+	return f
+}
+
+// addFeed makes f the feed of file name (one opened once the dealer has
+// planned gets no span).
+func (p *AuditPool) addFeed(name string, f *fileFeed) {
 	p.feedMu.Lock()
 	if p.feeds == nil {
 		p.feeds = map[string]*fileFeed{}
@@ -476,7 +503,6 @@ func (p *AuditPool) feedFor(ctx context.Context, d *digestWorker, name string, b
 	if planned {
 		f.abandon()
 	}
-	return f
 }
 
 // hasFeeds tells whether any picked file is hashed from the spans.

@@ -94,6 +94,7 @@ type feedCase struct {
 	stop  int              // after this many spans the pool ends (0: never)
 	fail  int64            // a read of the file at or past this offset fails (0: none)
 	early int64            // the feed reads this much itself before the first span comes
+	url   bool             // a URL's file (no blob: never hashed whole by the digest worker)
 }
 
 func runFeed(t *testing.T, c feedCase) (f *fileFeed, d *testDigest, sum []byte, err error, want [32]byte) {
@@ -115,7 +116,11 @@ func runFeed(t *testing.T, c feedCase) (f *fileFeed, d *testDigest, sum []byte, 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	f = newFeed(ctx, d, js.Undefined(), int64(c.size), read, func(js.Value) { backs.Lock(); returned++; backs.Unlock() })
+	blob := js.Global().Get("Object").New() // a picked File (testDigest.whole hashes data)
+	if c.url {
+		blob = js.Undefined()
+	}
+	f = newFeed(ctx, d, blob, int64(c.size), read, func(js.Value) { backs.Lock(); returned++; backs.Unlock() })
 	f.setEarly(c.early)
 	f.plan(c.spans)
 	order := r.Perm(len(c.spans))
@@ -208,6 +213,13 @@ func TestFeed(t *testing.T) {
 		{feedCase: feedCase{name: "read early, one span", size: 4 * mb, spans: [][2]int64{{1000, 4 * mb}}, early: mb}, alone: -1, most: mb},
 		{feedCase: feedCase{name: "no span", size: 3 * mb}, whole: true},
 		{feedCase: feedCase{name: "no span came", size: 3 * mb, spans: tiled(0, 3*mb, mb), come: func(int) bool { return false }}, whole: true},
+		// A URL's file: the same, but what no span covers is fetched by
+		// the feed, piece by piece (no blob to hash whole).
+		{feedCase: feedCase{name: "URL: tiled, a header and a tail", size: 40*mb + 77, spans: tiled(4096, 40*mb, 2*mb), url: true}, alone: 4096 + 77},
+		{feedCase: feedCase{name: "URL: some spans skipped", size: 20 * mb, spans: tiled(0, 20*mb, mb), come: func(i int) bool { return i%4 != 1 }, url: true}, alone: 5 * mb},
+		{feedCase: feedCase{name: "URL: the pool ends early", size: 16 * mb, spans: tiled(100, 16*mb, mb), stop: 5, url: true}, alone: -1},
+		{feedCase: feedCase{name: "URL: no span", size: 3*mb + 1, url: true}, alone: 3*mb + 1},
+		{feedCase: feedCase{name: "URL: no span came", size: 3 * mb, spans: tiled(0, 3*mb, mb), come: func(int) bool { return false }, url: true}, alone: 3 * mb},
 	} {
 		f, d, sum, err, want := runFeed(t, c.feedCase)
 		if err != nil {
@@ -226,9 +238,11 @@ func TestFeed(t *testing.T) {
 			}
 		}
 	}
-	_, _, sum, err, _ := runFeed(t, feedCase{name: "failing", size: 10 * mb, spans: tiled(mb, 9*mb, mb), fail: 9 * mb})
-	if err == nil || sum != nil {
-		t.Errorf("a failed read: digest %x, error %v; want no digest and an error", sum, err)
+	for _, url := range []bool{false, true} {
+		_, _, sum, err, _ := runFeed(t, feedCase{name: "failing", size: 10 * mb, spans: tiled(mb, 9*mb, mb), fail: 9 * mb, url: url})
+		if err == nil || sum != nil {
+			t.Errorf("a failed read (URL %v): digest %x, error %v; want no digest and an error", url, sum, err)
+		}
 	}
 }
 

@@ -104,7 +104,23 @@ func (r *jobRunner) start(m msg.Job) {
 			},
 			Yield:        y.Yield,
 			DigestWindow: windowFor(&spec),
-			HashFile: func(fsys fs.FS, name string) (func(context.Context) ([]byte, float64, error), bool) {
+			HashFile: func(fsys fs.FS, name string, size int64) (func(context.Context) ([]byte, float64, error), bool) {
+				if src := httpOf(fsys); src != nil {
+					// A URL's tensors, hashed by the digest worker from the
+					// spans the pool's dealer fetches (feed.go).
+					d := digests.Load()
+					if d == nil || runner.SHA256.Name() != digestWorkerKernel || !strings.HasSuffix(name, ".safetensors") {
+						return nil, false
+					}
+					for _, pl := range pools {
+						if pl.Src == src {
+							if fd := pl.urlFeed(ctx, d, name, size); fd != nil {
+								return fd.wait, true
+							}
+						}
+					}
+					return nil, false
+				}
 				// A picked File, hashed by the digest worker reading it.
 				d := wholeFiles.Load()
 				f, _ := fsys.(*browser.Files)
@@ -161,9 +177,14 @@ func (r *jobRunner) start(m msg.Job) {
 			for _, pl := range pools {
 				n, spans, read, _ := pl.FeedFigures()
 				if n > 0 {
-					fed += n
+					what := "picked file"
+					if pl.Files == nil {
+						what = "URL file"
+					} else {
+						fed += n
+					}
 					line += fmt.Sprintf(", %s hashed from the pool's spans (%s of them; %s read for the digest alone)",
-						report.Plural(n, "picked file"), progress.Bytes(spans), progress.Bytes(read))
+						report.Plural(n, what), progress.Bytes(spans), progress.Bytes(read))
 				}
 			}
 			if n := whole - int64(fed); n > 0 {
@@ -217,6 +238,17 @@ func (r *jobRunner) cancel(id int) {
 	if c != nil {
 		c()
 	}
+}
+
+// httpOf is the HTTP source of a URL's files (nil: not a URL).
+func httpOf(fsys fs.FS) *source.HTTP {
+	switch f := fsys.(type) {
+	case *source.HTTP:
+		return f
+	case *hub.FS:
+		return f.HTTP
+	}
+	return nil
 }
 
 // windowFor is the digest window of a job: none for local files, whose
