@@ -343,6 +343,18 @@ func TestBrowserDigests(t *testing.T) {
 	p.shot("digests")
 }
 
+// downloadedAudit is the page's last audit report, once it can be
+// downloaded.
+func downloadedAudit(t testing.TB, p *tab) pageAudit {
+	t.Helper()
+	if err := p.waitJS("the download button", `!!document.querySelector("#download-json")`, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var a pageAudit
+	jsonOf(t, pageReport(t, p), &a)
+	return a
+}
+
 // fedBytes reads the bytes a note says were hashed from the pool's spans
 // and read for the digest alone ("… hashed from the pool's spans (1.1 MB
 // of them; 54.4 kB read for the digest alone)").
@@ -401,18 +413,7 @@ func TestBrowserDigestNoReader(t *testing.T) {
 			p.shot("digests-reader-" + c.name)
 			t.Fatalf("%s file reader: %v", c.name, err)
 		}
-		if err := p.waitJS("the download button", `!!document.querySelector("#download-json")`, 30*time.Second); err != nil {
-			t.Fatal(err)
-		}
-		var r struct {
-			Summary struct {
-				Kernel string `json:"kernel"`
-			} `json:"summary"`
-			Provenance struct {
-				Files []struct{ Name, SHA256 string } `json:"files"`
-			} `json:"provenance"`
-		}
-		jsonOf(t, pageReport(t, p), &r)
+		r := downloadedAudit(t, p)
 		if !strings.Contains(r.Summary.Kernel, "in a worker of its own (digest.js), 1 picked file hashed from the pool's spans") ||
 			!strings.Contains(r.Summary.Kernel, "2 picked files read there") {
 			t.Errorf("%s file reader: the digest worker should read the picked files itself: %q", c.name, r.Summary.Kernel)
@@ -439,22 +440,7 @@ func TestBrowserDigestNoReader(t *testing.T) {
 //     audit — the audit ends in ERROR saying the SHA-256 could not be
 //     computed, with no file digest in its report.
 func TestBrowserDigestWorkerSpoilt(t *testing.T) {
-	type report struct {
-		Verdict string `json:"verdict"`
-		Summary struct {
-			Kernel string `json:"kernel"`
-		} `json:"summary"`
-		Findings []struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"findings"`
-		Provenance struct {
-			Files []struct {
-				Name   string `json:"name"`
-				SHA256 string `json:"sha256"`
-			} `json:"files"`
-		} `json:"provenance"`
-	}
+	type report = pageAudit
 	e := harness(t)
 	var cli report
 	jsonOf(t, e.clefcheck(t, "audit", "--json", "--claims", "demo", filepath.Join(e.world, "adapter")), &cli)

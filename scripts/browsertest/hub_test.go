@@ -50,15 +50,7 @@ func TestBrowserHubAudit(t *testing.T) {
 	h, commit := simHub(t)
 	e := harness(t)
 	t.Setenv("HF_ENDPOINT", h.Endpoint)
-	var cli struct {
-		Verdict    string `json:"verdict"`
-		Provenance struct {
-			Files []struct {
-				Name   string `json:"name"`
-				SHA256 string `json:"sha256"`
-			} `json:"files"`
-		} `json:"provenance"`
-	}
+	var cli pageAudit
 	jsonOf(t, e.clefcheck(t, "audit", "--json", "--no-progress", "--claims", "demo", "--mode", "randomized", "kvit-s/clef-lora-r256@main"), &cli)
 	if cli.Verdict != "pass" || len(cli.Provenance.Files) == 0 {
 		t.Fatalf("the CLI's audit from the simulated Hub: %+v", cli)

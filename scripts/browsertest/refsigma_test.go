@@ -21,8 +21,8 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// pageAudit is what these tests read of an audit's JSON (the page's
-// download, the CLI's --json).
+// pageAudit is what the browser tests read of an audit's JSON (the page's
+// download: downloadedAudit; the CLI's --json).
 type pageAudit struct {
 	Verdict string `json:"verdict"`
 	Summary struct {
@@ -35,6 +35,16 @@ type pageAudit struct {
 		SigmaBound *float64  `json:"sigma_bound"`
 		ReportSV   *float64  `json:"report_sv"`
 	} `json:"matrices"`
+	Findings []struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"findings"`
+	Provenance struct {
+		Files []struct {
+			Name   string `json:"name"`
+			SHA256 string `json:"sha256"`
+		} `json:"files"`
+	} `json:"provenance"`
 }
 
 // TestBrowserPoolTakesTheReport: in a copy of the demo adapter, the

@@ -198,21 +198,7 @@ func TestBrowserSpanReadsOnce(t *testing.T) {
 // the feed fetching itself only its header and tail.
 func urlFed(t *testing.T, p *tab, ad string, size int64) {
 	t.Helper()
-	if err := p.waitJS("the download button", `!!document.querySelector("#download-json")`, 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	var a struct {
-		Summary struct {
-			Kernel string `json:"kernel"`
-		} `json:"summary"`
-		Provenance struct {
-			Files []struct {
-				Name   string `json:"name"`
-				SHA256 string `json:"sha256"`
-			} `json:"files"`
-		} `json:"provenance"`
-	}
-	jsonOf(t, pageReport(t, p), &a)
+	a := downloadedAudit(t, p)
 	ents, err := os.ReadDir(ad)
 	if err != nil {
 		t.Fatal(err)
