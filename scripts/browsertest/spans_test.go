@@ -22,6 +22,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/kvit-s/clefcheck/wasm/report"
 	"github.com/kvit-s/clefcheck/wasm/world"
 )
 
@@ -154,6 +155,20 @@ func TestBrowserSpanReadsOnce(t *testing.T) {
 		}
 		if c.run == "plain-digest" {
 			urlFed(t, p, ad, size)
+		}
+		// The pool: a worker per core (2 to 8), but one fewer where the
+		// digest worker hashes the spans (its SHA-256 stream is left a
+		// core).
+		cores, err := eval[int](p, `Math.min(8, Math.max(2, navigator.hardwareConcurrency || 2))`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := cores
+		if c.run == "plain-digest" {
+			want--
+		}
+		if k := p.text("#kernel"); !strings.Contains(k, "in "+report.Plural(want, "Web Worker")) {
+			t.Errorf("%s: want the pool in %d Web Workers (%d cores): %q", what, want, cores, k)
 		}
 		if sum := p.text(".summary"); strings.Contains(sum, "claims:") {
 			t.Errorf("%s: the summary names claims, none were chosen: %q", what, clip(sum, 300))

@@ -97,15 +97,6 @@ func (r *jobRunner) start(m msg.Job) {
 				if pool == nil {
 					return nil
 				}
-				if !spec.NoDigest && runner.SHA256.Name() == digestWorkerKernel {
-					// The digest worker's one SHA-256 stream is the audit's
-					// longest pass: leave it a core. On the 2-core bench
-					// machine (4 rounds each, medians) one pool worker
-					// instead of two took randomized from a URL from 8.37 s
-					// to 7.90 s, exact from 9.73 s to 9.22 s, and quick from
-					// picked files from 6.86 s to 6.21 s.
-					pool.N = max(1, pool.N-1)
-				}
 				reads.add(pool)
 				pools = append(pools, pool)
 				pool.Start() // beside the engine worker's inventory
