@@ -448,10 +448,6 @@ func installDigestWorker(installed func()) error {
 	return nil
 }
 
-// digests is the digest worker once its hashes are runner.SHA256's: a
-// URL's feed posts the spans to it (urlFeed).
-var digests atomic.Pointer[digestWorker]
-
 // wholeFiles is the digest worker once it hashes picked files itself
 // correctly (checkFiles): a local file's digest is then its work alone,
 // read there from the File, the engine worker reading and copying none of
@@ -600,6 +596,3 @@ func (d *digestWorker) check(f func() hash.Hash) error {
 	}
 	return nil
 }
-
-// digestWorkerKernel names the digest worker's SHA-256 in the registry.
-const digestWorkerKernel = "wasm, in a worker of its own (digest.js)"

@@ -467,6 +467,10 @@ func (p *AuditPool) feedFor(ctx context.Context, d *digestWorker, name string, b
 	return f
 }
 
+// digests is the digest worker once its hashes are runner.SHA256's: a
+// URL's feed posts the spans to it (urlFeed).
+var digests atomic.Pointer[digestWorker]
+
 // urlFeed is the feed of file name (size bytes) of the pool's URL: the
 // digest worker hashes the spans the dealer fetches for the workers, and
 // the feed fetches itself only what no span covers (the header, the tail,

@@ -90,3 +90,6 @@ func (h *wasmSHA256) Sum(in []byte) []byte {
 	}
 	return append(in, out[:]...)
 }
+
+// digestWorkerKernel names the digest worker's SHA-256 in the registry.
+const digestWorkerKernel = "wasm, in a worker of its own (digest.js)"
