@@ -353,14 +353,11 @@ func poolFor(fsys fs.FS, opt audit.Options, onStart func(int, string)) *AuditPoo
 		self = self[:i]
 	}
 	pool := &AuditPool{N: Workers(), Dir: ".", Spec: spec, OnStart: onStart, WorkerURL: self + poolMark}
-	switch f := fsys.(type) {
-	case *source.HTTP:
-		pool.URL, pool.Token, pool.Src = f.Base.String(), f.Token, f
-	case *hub.FS: // the workers read the resolved commit's resolve URLs
-		pool.URL, pool.Token, pool.Src = f.Base.String(), f.Token, f.HTTP
-	case *browser.Files:
+	if h := httpOf(fsys); h != nil { // a Hub repository's: the resolved commit's resolve URLs
+		pool.URL, pool.Token, pool.Src = h.Base.String(), h.Token, h
+	} else if f, ok := fsys.(*browser.Files); ok {
 		pool.Files = f
-	default:
+	} else {
 		return nil
 	}
 	return pool
