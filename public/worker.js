@@ -13,7 +13,24 @@
 // from the browser's HTTP cache. The workers it starts do the same.
 importScripts("../wasm_exec.js" + self.location.search, "clefcheck.js" + self.location.search);
 self.clefcheckQueue = [];
-self.onmessage = (e) => self.clefcheckQueue.push(e); // until Go takes over
+// A pool worker (its URL ends #pool) is first posted the dealer's compiled
+// engine.wasm ({op: "module"}, wasm/browser/msg): instantiated here instead
+// of fetched and compiled again, it shares the dealer's compiled code, and
+// what V8 has already optimized of it. Without one it fetches its own.
+const pool = self.location.hash === "#pool";
+let waiting = pool;
+self.onmessage = (e) => {
+  if (waiting) {
+    waiting = false;
+    const d = e.data;
+    if (d && d.op === "module") {
+      start(d.module instanceof WebAssembly.Module ? d.module : null);
+      return;
+    }
+    start(null);
+  }
+  self.clefcheckQueue.push(e); // until Go takes over
+};
 // The last lines Go wrote (wasm_exec.js writes its output with
 // console.log), for the message if it stops.
 const last = [];
@@ -32,12 +49,20 @@ go.exit = (code) => {
   exitCode = code;
   exit(code);
 };
-WebAssembly.instantiateStreaming(fetch("engine.wasm" + self.location.search), go.importObject)
-  .then((r) => {
-    self.clefcheckMem = r.instance.exports.mem; // for the SIMD kernels (wasm/browser/worker/simd.go)
-    return go.run(r.instance).then(() => {
-      const tail = last.join("\n").slice(-1500);
-      self.postMessage({ op: "error", msg: "engine.wasm stopped (exit code " + exitCode + ")" + (tail ? ": " + tail : "") });
-    });
-  })
-  .catch((err) => self.postMessage({ op: "error", msg: "engine.wasm: " + err }));
+function start(mod) {
+  const compiled = mod ? Promise.resolve(mod) : WebAssembly.compileStreaming(fetch("engine.wasm" + self.location.search));
+  compiled
+    .then((m) => {
+      self.clefcheckModule = m; // for this worker's own pool (wasm/browser/worker/poolstart.go)
+      return WebAssembly.instantiate(m, go.importObject);
+    })
+    .then((inst) => {
+      self.clefcheckMem = inst.exports.mem; // for the SIMD kernels (wasm/browser/worker/simd.go)
+      return go.run(inst).then(() => {
+        const tail = last.join("\n").slice(-1500);
+        self.postMessage({ op: "error", msg: "engine.wasm stopped (exit code " + exitCode + ")" + (tail ? ": " + tail : "") });
+      });
+    })
+    .catch((err) => self.postMessage({ op: "error", msg: "engine.wasm: " + err }));
+}
+if (!pool) start(null);

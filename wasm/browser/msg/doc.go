@@ -31,6 +31,16 @@
 //
 // Dealer (an engine worker) → pool worker:
 //
+//	{op: "module", module}          Module: first, always: the dealer's own
+//	                                compiled engine.wasm (a
+//	                                WebAssembly.Module; undefined if it has
+//	                                none), which the pool worker (its URL
+//	                                ends #pool) waits for and instantiates
+//	                                instead of fetching and compiling its
+//	                                own: V8 shares the compiled code, and
+//	                                what the dealer has already optimized,
+//	                                between them. worker.js reads it, Go
+//	                                never does
 //	{op: "open", dir, spec, url, token}
 //	{op: "open", dir, spec, files, names}
 //	                                Open: open the adapter in folder dir of a
@@ -73,5 +83,5 @@
 //	                                page fails its pending jobs, the dealer
 //	                                stops every pool worker; class (optional)
 //	                                is why in a word: missing, refused, cors,
-//	                                unreachable, cancelled
+//	                                unreachable, changed, cancelled
 package msg

@@ -99,6 +99,12 @@ func (m Fail) Value() js.Value { return object(OpFail, "id", m.ID, "msg", m.Msg)
 
 func FailOf(v js.Value) Fail { id, s := idStr(v, "msg"); return Fail{ID: id, Msg: s} }
 
+// Module is a pool worker's first message: Module is the dealer's
+// compiled engine.wasm (public/worker.js's clefcheckModule), or undefined.
+type Module struct{ Module js.Value }
+
+func (m Module) Value() js.Value { return object(OpModule, "module", m.Module) }
+
 // Open opens the adapter in a pool worker: from a base URL, or from Files
 // (with Names, their paths) when URL is "".
 type Open struct {

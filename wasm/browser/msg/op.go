@@ -14,8 +14,9 @@ const (
 	OpDone  Op = "done"
 	OpFail  Op = "fail"
 	// dealer → pool worker
-	OpOpen  Op = "open"
-	OpPairs Op = "pairs"
+	OpModule Op = "module"
+	OpOpen   Op = "open"
+	OpPairs  Op = "pairs"
 	// pool worker → dealer
 	OpOpened  Op = "opened"
 	OpFigures Op = "figures"

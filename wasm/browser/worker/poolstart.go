@@ -86,6 +86,10 @@ func (p *AuditPool) startWorkers(n int, msgs chan<- workerMsg) (workers []js.Val
 		funcs = append(funcs, onMsg, onErr)
 		w.Set("onmessage", onMsg)
 		w.Set("onerror", onErr)
+		// First, always (the worker waits for it): this worker's compiled
+		// engine.wasm, which the pool worker instantiates instead of
+		// compiling its own (msg.Module).
+		w.Call("postMessage", msg.Module{Module: js.Global().Get("clefcheckModule")}.Value())
 		workers[i] = w
 	}
 	return workers, func() {
