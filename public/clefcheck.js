@@ -186,7 +186,17 @@ self.clefcheckReadBlob = async function (blob, start, end, into) {
   reading.add(part);
   try {
     if (into && into.byteLength >= end - start) {
-      const r = await self.clefcheckReadInto(part.stream(), into, end - start);
+      let r;
+      try {
+        r = await self.clefcheckReadInto(part.stream(), into, end - start);
+      } catch (err) {
+        // A stream says only "TypeError: network error" when the file
+        // changed on disk since it was picked; a one-byte read says what
+        // arrayBuffer() says (NotReadableError), which the engine reports
+        // as such (wasm/browser.BlobError). Any other failure stands.
+        await blob.slice(start, Math.min(end, start + 1)).arrayBuffer();
+        throw err;
+      }
       if (r) return { buf: r.buf, n: r.more ? end - start + 1 : r.n };
     }
     const buf = await part.arrayBuffer();

@@ -28,9 +28,10 @@
 //                               here) — the engine worker neither reads
 //                               nor copies its bytes
 //
-// Any failure answers {id, error}, and that hash answers errors from then
-// on: the engine then reports that the files' SHA-256 could not be
-// computed, never a wrong digest.
+// Any failure answers {id, error, name} (name: the exception's, e.g.
+// NotReadableError for a picked file changed on disk since), and that hash
+// answers errors from then on: the engine then reports that the files'
+// SHA-256 could not be computed, never a wrong digest.
 "use strict";
 const IV = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
 const PIECE = 1 << 20; // bytes copied into the module's memory per call
@@ -169,7 +170,7 @@ async function hashFile(id, file, chunk) {
     if (h.len !== file.size) throw new Error("read " + h.len + " of the file's " + file.size + " bytes");
     self.postMessage({ id, sum: sum(h), seconds: (performance.now() - t0) / 1000 });
   } catch (err) {
-    self.postMessage({ id, error: String(err && err.message ? err.message : err) });
+    self.postMessage({ id, error: String(err && err.message ? err.message : err), name: err && err.name ? String(err.name) : undefined });
   } finally {
     if (hashes.get(id) === h) hashes.delete(id);
   }
@@ -206,7 +207,7 @@ function viaReader(w, id, h, file, chunk, t0) {
         w.postMessage({ id, drop: true });
         end(null, true);
       } else if (d.error !== undefined) {
-        end({ id, error: d.error }, true);
+        end({ id, error: d.error, name: d.name }, true);
       } else if (d.buf) {
         alive();
         write(h, new Uint8Array(d.buf, 0, d.n === undefined ? d.buf.byteLength : d.n));

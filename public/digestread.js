@@ -10,7 +10,8 @@
 //                                   answers {id, buf: ArrayBuffer, n} each
 //                                   (transferred; its first n bytes are
 //                                   the chunk), then {id, end: true};
-//                                   {id, error} if a read fails
+//                                   {id, error, name} if a read fails
+//                                   (name: the exception's)
 //   {id, took: true, buf}           the digest worker hashed one chunk,
 //                                   and hands its buffer back (optional):
 //                                   the next chunks are read into it
@@ -52,7 +53,7 @@ async function readFile(id, file, chunk, ahead) {
     }
     self.postMessage({ id, end: true });
   } catch (err) {
-    self.postMessage({ id, error: String(err && err.message ? err.message : err) });
+    self.postMessage({ id, error: String(err && err.message ? err.message : err), name: err && err.name ? String(err.name) : undefined });
   } finally {
     if (reads.get(id) === r) reads.delete(id);
   }

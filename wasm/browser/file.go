@@ -5,6 +5,7 @@ package browser
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"path"
@@ -13,6 +14,7 @@ import (
 	"syscall/js"
 	"time"
 
+	"github.com/kvit-s/clefcheck/wasm/report"
 	"github.com/kvit-s/clefcheck/wasm/source"
 )
 
@@ -29,11 +31,18 @@ func Await(p js.Value) (js.Value, error) {
 		return nil
 	})
 	catch := js.FuncOf(func(this js.Value, args []js.Value) any {
-		msg := "promise rejected"
+		e := &JSError{Msg: "promise rejected"}
 		if len(args) > 0 {
-			msg = args[0].Call("toString").String()
+			// String(reason): toString for an object, and no panic for a
+			// string, a number, null or undefined (Call would).
+			e.Msg = js.Global().Get("String").Invoke(args[0]).String()
+			if args[0].Type() == js.TypeObject {
+				if n := args[0].Get("name"); n.Type() == js.TypeString {
+					e.Name = n.String()
+				}
+			}
 		}
-		ch <- result{err: errors.New(msg)}
+		ch <- result{err: e}
 		return nil
 	})
 	defer then.Release()
@@ -41,6 +50,32 @@ func Await(p js.Value) (js.Value, error) {
 	p.Call("then", then).Call("catch", catch)
 	r := <-ch
 	return r.v, r.err
+}
+
+// JSError is a rejected promise's reason: its text (toString) and, for an
+// Error or DOMException, its name.
+type JSError struct{ Name, Msg string }
+
+func (e *JSError) Error() string { return e.Msg }
+
+// BlobError is the error for a failed read of a picked File: one the
+// browser refuses because the file was modified, moved or deleted on disk
+// after it was picked (NotReadableError, NotFoundError) says so and wraps
+// report.ErrChanged (the audit's outcome is then input.changed: could not
+// check, not a bad file); any other is returned as it is.
+func BlobError(err error, name string) error {
+	var je *JSError
+	if errors.As(err, &je) && (je.Name == "NotReadableError" || je.Name == "NotFoundError") {
+		return fmt.Errorf("%s can no longer be read (%w; the browser: %s)", name, report.ErrChanged, je.Msg)
+	}
+	return err
+}
+
+// ShortRead is the error for a read of a picked File that gave got of
+// the want bytes at off, inside the size the File had when it was picked:
+// the file shrank on disk since (report.ErrChanged, as BlobError).
+func ShortRead(name string, got, want int, off int64) error {
+	return fmt.Errorf("%s gave %d of the %d bytes at %d, fewer than it had when picked (%w)", name, got, want, off, report.ErrChanged)
 }
 
 // File is a browser File (or Blob) read by range.
@@ -84,22 +119,22 @@ func (f *File) read(p []byte, off int64) error {
 		// Into a kept buffer (buffers.go), then into p.
 		r, err := Await(js.Global().Call("clefcheckReadBlob", f.v, float64(off), float64(off+int64(len(p))), TakeBuffer(len(p))))
 		if err != nil {
-			return err
+			return BlobError(err, f.name)
 		}
 		buf := r.Get("buf")
 		defer GiveBuffer(buf)
-		if r.Get("n").Int() != len(p) {
-			return io.ErrUnexpectedEOF // the file shrank
+		if n := r.Get("n").Int(); n != len(p) {
+			return ShortRead(f.name, n, len(p), off)
 		}
 		js.CopyBytesToGo(p, js.Global().Get("Uint8Array").New(buf, 0, len(p)))
 		return nil
 	}
 	ab, err := Await(f.v.Call("slice", float64(off), float64(off+int64(len(p)))).Call("arrayBuffer"))
 	if err != nil {
-		return err
+		return BlobError(err, f.name)
 	}
-	if js.CopyBytesToGo(p, js.Global().Get("Uint8Array").New(ab)) < len(p) {
-		return io.ErrUnexpectedEOF // the file shrank
+	if n := js.CopyBytesToGo(p, js.Global().Get("Uint8Array").New(ab)); n < len(p) {
+		return ShortRead(f.name, n, len(p), off)
 	}
 	return nil
 }

@@ -4,11 +4,16 @@ package browser
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"io/fs"
+	"strings"
 	"syscall/js"
 	"testing"
 	"testing/fstest"
+
+	"github.com/kvit-s/clefcheck/wasm/audit/findings"
+	"github.com/kvit-s/clefcheck/wasm/report"
 )
 
 // Run with: GOOS=js GOARCH=wasm go test -exec "node $PWD/scripts/wasm-node.js"
@@ -76,5 +81,66 @@ func TestFiles(t *testing.T) {
 	}
 	if _, err := files.Open("nope"); err == nil {
 		t.Error("a missing file opened")
+	}
+}
+
+// TestFileChanged: a picked File the browser refuses to read because it
+// changed on disk (NotReadableError, NotFoundError), or that gives fewer
+// bytes than it had when picked, is a could-not-check error
+// (report.ErrChanged: the audit's input.changed), naming the file; any
+// other failure stays what it is.
+func TestFileChanged(t *testing.T) {
+	if !js.Global().Get("DOMException").Truthy() {
+		t.Skip("no DOMException here")
+	}
+	// A File-like object whose reads reject with the given exception, or
+	// resolve to n bytes.
+	mk := js.Global().Call("eval", `((reject, n) => ({size: 1000, name: "x", slice: (a, b) => ({
+		arrayBuffer: () => reject ? Promise.reject(reject) : Promise.resolve(new ArrayBuffer(n)),
+	})}))`)
+	dom := func(name string) js.Value {
+		return js.Global().Get("DOMException").New("The requested file could not be read", name)
+	}
+	for _, c := range []struct {
+		what    string
+		v       js.Value
+		changed bool
+	}{
+		{"NotReadableError", mk.Invoke(dom("NotReadableError"), 0), true},
+		{"NotFoundError", mk.Invoke(dom("NotFoundError"), 0), true},
+		{"shrank", mk.Invoke(js.Null(), 10), true},
+		{"AbortError", mk.Invoke(dom("AbortError"), 0), false},
+		{"a TypeError", mk.Invoke(js.Global().Get("TypeError").New("boom"), 0), false},
+	} {
+		f := NewFile(c.v, "adapter_model.safetensors")
+		_, err := f.ReadAt(make([]byte, 100), 200)
+		if err == nil {
+			t.Fatalf("%s: no error", c.what)
+		}
+		if got := errors.Is(err, report.ErrChanged); got != c.changed {
+			t.Errorf("%s: %v: changed %v, want %v", c.what, err, got, c.changed)
+		}
+		if c.changed {
+			fds := findings.Of(err, "adapter_model.safetensors")
+			if len(fds) != 1 || fds[0].Code != report.InputChanged || fds[0].Severity != report.Unchecked ||
+				!strings.Contains(fds[0].Message, "adapter_model.safetensors") || !strings.Contains(fds[0].Message, "pick it again") {
+				t.Errorf("%s: findings %+v, want one input.changed (error) naming the file and saying to pick it again", c.what, fds)
+			}
+		}
+	}
+	// Await keeps the exception's name; a rejection with a string, a
+	// number, null or undefined gives its text (it once panicked).
+	_, err := Await(js.Global().Get("Promise").Call("reject", dom("NotReadableError")))
+	var je *JSError
+	if !errors.As(err, &je) || je.Name != "NotReadableError" || !strings.Contains(je.Msg, "could not be read") {
+		t.Errorf("Await of a rejected DOMException: %#v", err)
+	}
+	for _, c := range []struct {
+		reason any
+		want   string
+	}{{"plain", "plain"}, {nil, "null"}, {js.Undefined(), "undefined"}, {7, "7"}} {
+		if _, err := Await(js.Global().Get("Promise").Call("reject", c.reason)); err == nil || err.Error() != c.want {
+			t.Errorf("Await of a promise rejected with %q: %v", c.want, err)
+		}
 	}
 }

@@ -47,6 +47,7 @@ var Codes = []CodeDoc{
 	{InputMissing, "error", "An input does not exist: a local path, HTTP 404/410, the Hub's EntryNotFound or RepoNotFound.", "Check the path or URL and the revision.", srcOurs},
 	{InputUnreachable, "error", "An input could not be read for a reason outside the artifact: the network, a timeout, a server error after retries, a refused cross-origin request.", "Check the URL and the connection; from a page, the host must allow this origin (CORS) or be read through clefcheck proxy.", srcOurs},
 	{InputRefused, "error", "HTTP 401/403: a token is needed, or the token lacks access.", "Give a token that can read it; request access first if the repository is gated.", srcOurs},
+	{InputChanged, "error", "An input changed while it was read: a picked file modified, moved or deleted on disk after it was picked (the browser then refuses to read it). What was read is not one file's bytes, so nothing is said about it.", "Wait until the file is complete (a download or copy finished), pick it again, and run again.", srcOurs},
 	{CheckCancelled, "error", "The check was stopped before it finished.", "Run it again to finish.", srcOurs},
 	{CheckEmpty, "error", "Nothing to check: no reference files, no record answered, no record with a reference.", "Give the inputs the check compares.", srcOurs},
 	{CheckInvalid, "error", "The check was asked for in a way it cannot run (a bad flag or option, a missing argument).", "Read the message: it names the option.", srcOurs},

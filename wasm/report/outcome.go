@@ -21,6 +21,10 @@ const (
 	// InputRefused: the host refused access (HTTP 401 or 403): a token is
 	// needed, or the token lacks access.
 	InputRefused Code = "input.refused"
+	// InputChanged: an input changed while it was being read (a picked
+	// file modified, moved or deleted on disk after it was picked): what
+	// was read is not one file's bytes.
+	InputChanged Code = "input.changed"
 	// CheckCancelled: the check was stopped before it finished.
 	CheckCancelled Code = "check.cancelled"
 	// CheckEmpty: there was nothing to check (no records, no references,
@@ -38,6 +42,7 @@ var (
 	ErrRefused     = errors.New("access refused")
 	ErrCORS        = errors.New("cross-origin request refused")
 	ErrUnreachable = errors.New("unreachable")
+	ErrChanged     = errors.New("changed while it was read")
 )
 
 // CouldNot tells whether err means the check could not be done (rather than
@@ -69,6 +74,8 @@ func classify(err error) (struct {
 		return c{InputRefused, "the host wants a token, or the token lacks access: give one that can read it (request access first if the repository is gated)"}, true
 	case errors.Is(err, ErrMissing) || errors.Is(err, fs.ErrNotExist):
 		return c{InputMissing, "check the path or URL (and the revision): it names nothing"}, true
+	case errors.Is(err, ErrChanged):
+		return c{InputChanged, "the file was modified, moved or deleted after it was picked: pick it again once it is complete, then run again"}, true
 	case errors.Is(err, ErrUnreachable):
 		return c{InputUnreachable, "the host could not be reached or failed: check the URL and the connection, then run again"}, true
 	}

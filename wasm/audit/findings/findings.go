@@ -12,9 +12,10 @@
 //	safetensors.ErrNoTensor   file.unreadable
 //	any other *safetensors.Error (a shard that cannot be opened, …)
 //	                          file.unreadable
-//	an input unreachable, refused, a cancelled or timed-out read
-//	(CouldNot)                report.ErrorOf: input.unreachable,
-//	                          input.refused, check.cancelled (severity
+//	an input unreachable, refused, changed, a cancelled or timed-out
+//	read (CouldNot)           report.ErrorOf: input.unreachable,
+//	                          input.refused, input.changed,
+//	                          check.cancelled (severity
 //	                          error: the check could not be done)
 //	anything else             report.FindingsOf: a *report.Error keeps its
 //	                          code (source's file.unreadable, peft's
@@ -63,10 +64,10 @@ func Of(err error, subject string) []report.Finding {
 
 // CouldNot tells whether err means the check could not be done, rather
 // than that the artifact is bad: reading failed for a reason outside the
-// artifact (the network, a refusal, a timeout, a cancellation). The check
-// then ends with verdict error (report.ErrorOf).
+// artifact (the network, a refusal, a file changed on disk, a timeout, a
+// cancellation). The check then ends with verdict error (report.ErrorOf).
 func CouldNot(err error) bool {
-	for _, s := range []error{report.ErrUnreachable, report.ErrRefused, report.ErrCORS, context.Canceled, context.DeadlineExceeded} {
+	for _, s := range []error{report.ErrUnreachable, report.ErrRefused, report.ErrCORS, report.ErrChanged, context.Canceled, context.DeadlineExceeded} {
 		if errors.Is(err, s) {
 			return true
 		}

@@ -11,7 +11,7 @@ import (
 
 // The could-not-check causes a pool worker's error carries to the dealer
 // (msg.Error's Class), so that the audit's outcome still says missing,
-// refused or unreachable when the error crossed a worker boundary.
+// refused, unreachable or changed when the error crossed a worker boundary.
 var classes = []struct {
 	name string
 	err  error
@@ -21,6 +21,7 @@ var classes = []struct {
 	{"refused", report.ErrRefused},
 	{"missing", report.ErrMissing},
 	{"unreachable", report.ErrUnreachable},
+	{"changed", report.ErrChanged},
 }
 
 // classOf names err's cause ("" when it is none of them).

@@ -188,10 +188,10 @@ func (p *AuditPool) readSpan(ctx context.Context, file string, begin, end int64)
 		return func() (js.Value, error) {
 			r, err := browser.Await(js.Global().Call("clefcheckReadBlob", f, float64(begin), float64(end), p.spanBuffer(n)))
 			if err != nil {
-				return js.Undefined(), err
+				return js.Undefined(), browser.BlobError(err, file)
 			}
 			if got := r.Get("n").Int(); got != n {
-				return js.Undefined(), fmt.Errorf("%s: read %d of the %d bytes at %d (the file changed?)", file, got, n, begin)
+				return js.Undefined(), browser.ShortRead(file, got, n, begin)
 			}
 			return r.Get("buf"), nil
 		}

@@ -112,10 +112,10 @@ func blobReader(blob js.Value) func(from, to int64, into js.Value) (js.Value, er
 	return func(from, to int64, into js.Value) (js.Value, error) {
 		r, err := browser.Await(js.Global().Call("clefcheckReadBlob", blob, float64(from), float64(to), into))
 		if err != nil {
-			return js.Undefined(), err
+			return js.Undefined(), browser.BlobError(err, blob.Get("name").String())
 		}
-		if n := int64(r.Get("n").Int()); n != to-from {
-			return js.Undefined(), fmt.Errorf("read %d of the %d bytes at %d (the file changed?)", n, to-from, from)
+		if n := r.Get("n").Int(); int64(n) != to-from {
+			return js.Undefined(), browser.ShortRead(blob.Get("name").String(), n, int(to-from), from)
 		}
 		return r.Get("buf"), nil
 	}

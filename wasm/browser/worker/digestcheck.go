@@ -1,0 +1,113 @@
+//go:build js && wasm
+
+package worker
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"hash"
+	"syscall/js"
+
+	"github.com/kvit-s/clefcheck/wasm/runner"
+)
+
+// The digest worker's self-checks: before its hashes are used, they are
+// compared with crypto/sha256 (a wrong SHA-256 kernel would otherwise
+// report every file tampered).
+
+// checkFiles compares the worker's hashes of whole Blobs with crypto/sha256,
+// all asked at once: every length from 0 to 200 bytes read 7 and 64 bytes
+// at a time, and 1 MiB read 100,003 bytes and 1 MiB at a time.
+func (d *digestWorker) checkFiles() error {
+	data := runner.CheckSHA256Data()
+	type ask struct {
+		what string
+		wait func(context.Context) ([]byte, float64, error)
+		want [sha256.Size]byte
+	}
+	var asks []ask
+	blob := func(b []byte) js.Value {
+		u8 := js.Global().Get("Uint8Array").New(len(b))
+		js.CopyBytesToJS(u8, b)
+		return js.Global().Get("Blob").New([]any{u8})
+	}
+	for n := 0; n <= 200; n++ {
+		for _, chunk := range []int{7, 64} {
+			asks = append(asks, ask{fmt.Sprintf("%d bytes read %d at a time", n, chunk), d.hashFile(blob(data[:n]), chunk, nil), sha256.Sum256(data[:n])})
+		}
+	}
+	for _, chunk := range []int{100003, 1 << 20} {
+		asks = append(asks, ask{fmt.Sprintf("1 MiB read %d at a time", chunk), d.hashFile(blob(data), chunk, nil), sha256.Sum256(data)})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), digestTimeout)
+	defer cancel()
+	for _, a := range asks {
+		got, _, err := a.wait(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %w", a.what, err)
+		}
+		if !bytes.Equal(got, a.want[:]) {
+			return fmt.Errorf("%s: %x, want %x", a.what, got, a.want)
+		}
+	}
+	return nil
+}
+
+// check is runner.CheckSHA256's comparison with crypto/sha256, its cases
+// asked all at once: every length from 0 to 300 bytes in pieces of 7, 64,
+// 65 and whole, 1 MiB whole and in pieces of 100,003, and more written
+// after a Sum. (One at a time, each Sum a round trip to the worker, the
+// check took longer than a page takes to start its first audit.)
+func (d *digestWorker) check(f func() hash.Hash) error {
+	data := runner.CheckSHA256Data()
+	type ask struct {
+		what string
+		h    *remoteSHA256
+		c    <-chan digestReply
+		want [sha256.Size]byte
+	}
+	var asks []ask
+	start := func(what string, b []byte, piece int) *remoteSHA256 {
+		h := f().(*remoteSHA256)
+		for len(b) > 0 {
+			n := min(piece, len(b))
+			h.Write(b[:n])
+			b = b[n:]
+		}
+		return h
+	}
+	for n := 0; n <= 300; n++ {
+		for _, piece := range []int{n + 1, 7, 64, 65} {
+			what := fmt.Sprintf("%d bytes in pieces of %d", n, piece)
+			h := start(what, data[:n], piece)
+			asks = append(asks, ask{what, h, h.sumLater(), sha256.Sum256(data[:n])})
+		}
+	}
+	for _, piece := range []int{len(data), 100003} {
+		what := fmt.Sprintf("1 MiB in pieces of %d", piece)
+		h := start(what, data, piece)
+		asks = append(asks, ask{what, h, h.sumLater(), sha256.Sum256(data)})
+	}
+	h := start("", data[:100], 100)
+	asks = append(asks, ask{"100 bytes", h, h.sumLater(), sha256.Sum256(data[:100])})
+	h.Write(data[100:1000])
+	asks = append(asks, ask{"written after Sum", h, h.sumLater(), sha256.Sum256(data[:1000])})
+	for _, a := range asks {
+		if a.h.err != nil {
+			return fmt.Errorf("%s: %w", a.what, a.h.err)
+		}
+		got, err := d.wait(a.h.id, a.c)
+		if err != nil {
+			return fmt.Errorf("%s: %w", a.what, err)
+		}
+		if !bytes.Equal(got, a.want[:]) {
+			return fmt.Errorf("%s: %x, want %x", a.what, got, a.want)
+		}
+	}
+	for _, a := range asks {
+		d.w.Call("postMessage", map[string]any{"id": a.h.id, "drop": true})
+	}
+	return nil
+}
