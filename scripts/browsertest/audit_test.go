@@ -194,7 +194,7 @@ func TestBrowserNoEngine(t *testing.T) {
 	stops := staticSite(t, "", func(site string) error {
 		f := filepath.Join(site, "web", "worker.js")
 		b, err := os.ReadFile(f)
-		const find = "return go.run(r.instance).then("
+		const find = "return go.run(inst).then("
 		if err == nil && !strings.Contains(string(b), find) {
 			err = fmt.Errorf("worker.js no longer holds %q", find)
 		}
