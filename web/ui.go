@@ -110,7 +110,9 @@ func badge(id string, v report.Verdict) app.UI {
 // done and how to fix it: its findings of severity error, alike ones (the
 // same code and message, e.g. every record of a batch to a dead server)
 // shown once with their count. The engine ends a message with its hint
-// after " — ".
+// after " — ". Alike means the same cause: a message is compared without
+// its subject and byte ranges (a URL that changed mid-audit stops every
+// pair's read, each at its own bytes: one entry, not 186).
 func couldNot(fs []report.Finding) app.UI {
 	var keys []string
 	n := map[string]int{}
@@ -119,7 +121,7 @@ func couldNot(fs []report.Finding) app.UI {
 		if f.Severity != report.Unchecked {
 			continue
 		}
-		k := string(f.Code) + "\x00" + f.Message
+		k := string(f.Code) + "\x00" + report.Cause(f)
 		if n[k]++; n[k] == 1 {
 			keys, first[k] = append(keys, k), f
 		}

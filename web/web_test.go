@@ -259,3 +259,24 @@ func TestRunningAuditStates(t *testing.T) {
 		}
 	}
 }
+
+// TestCouldNotGroupsOneCause: a URL that changed mid-audit stops every
+// pair's read, each at its own bytes; the card names the cause once, with
+// the count of pairs, and a second cause stays apart.
+func TestCouldNotGroupsOneCause(t *testing.T) {
+	var fs []report.Finding
+	for i := range 186 {
+		subj := fmt.Sprintf("base_model.model.layers.%d.mlp.down_proj.lora_A.weight", 40+i/8)
+		fs = append(fs, report.Could(report.InputChanged, subj, "%s: reading bytes %d–%d of adapter_model.safetensors: http://h/adapter_model.safetensors: the server's ETag went from \"v1\" to \"v2\" between two reads of it — audit a commit URL", subj, 1000*i, 1000*i+999))
+	}
+	fs = append(fs, report.Could(report.InputUnreachable, "adapter_config.json", "adapter_config.json: unreachable: gave up after 5 attempts — check the connection"))
+	html := app.HTMLString(couldNot(fs))
+	if n := strings.Count(html, "<li"); n != 2 {
+		t.Errorf("%d entries, want 2 (one per cause): %s", n, html)
+	}
+	for _, want := range []string{"(and 185 more alike)", "input.changed", "input.unreachable", "layers.40.mlp.down_proj", "bytes 0–999", "How to fix: audit a commit URL", "How to fix: check the connection"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the card lacks %q", want)
+		}
+	}
+}

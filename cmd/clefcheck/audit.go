@@ -210,13 +210,36 @@ func printFindings(w io.Writer, fs []report.Finding) {
 		}
 	}
 	fmt.Fprintf(w, "\n%s: %s\n", count(len(fs), "finding"), strings.Join(parts, ", "))
+	// Findings that could not be checked for one cause (every pair's
+	// read stopped by one dead host) are shown once, with their count.
+	alike := map[string]int{}
+	key := func(f report.Finding) string { return string(f.Code) + "\x00" + report.Cause(f) }
+	for _, f := range fs {
+		if f.Severity == report.Unchecked {
+			alike[key(f)]++
+		}
+	}
 	const maxShown = 40
+	shown := 0
 	for i, f := range fs {
-		if i == maxShown {
-			fmt.Fprintf(w, "  … %d more (use --json for all)\n", len(fs)-maxShown)
+		more := ""
+		if f.Severity == report.Unchecked {
+			k := key(f)
+			n, ok := alike[k]
+			if !ok {
+				continue // shown with the first alike
+			}
+			delete(alike, k)
+			if n > 1 {
+				more = fmt.Sprintf(" (and %d more alike)", n-1)
+			}
+		}
+		if shown == maxShown {
+			fmt.Fprintf(w, "  … %d more (use --json for all)\n", len(fs)-i)
 			break
 		}
-		fmt.Fprintf(w, "  %s %-17s %s: %s\n", paint(w, string(f.Severity), fmt.Sprintf("%-5s", strings.ToUpper(string(f.Severity))), false), f.Code, f.Subject, f.Message)
+		shown++
+		fmt.Fprintf(w, "  %s %-17s %s%s: %s\n", paint(w, string(f.Severity), fmt.Sprintf("%-5s", strings.ToUpper(string(f.Severity))), false), f.Code, f.Subject, more, f.Message)
 	}
 }
 

@@ -2,19 +2,21 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-
-	"context"
-	"encoding/json"
-	"github.com/kvit-s/clefcheck/wasm/decision"
-	"github.com/kvit-s/clefcheck/wasm/demo"
-	"github.com/kvit-s/clefcheck/wasm/world"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kvit-s/clefcheck/wasm/decision"
+	"github.com/kvit-s/clefcheck/wasm/demo"
+	"github.com/kvit-s/clefcheck/wasm/report"
+	"github.com/kvit-s/clefcheck/wasm/world"
 )
 
 var worldDir string
@@ -272,5 +274,28 @@ func TestDecideFailures(t *testing.T) {
 	// The server is unusable, not wrong: nothing was checked (exit 2).
 	if code != 2 || res.Verdict != "error" || res.Summary.Answered != 0 || res.Summary.Failed != 18 || failed != 18 || *res.Summary.Agree != 0 {
 		t.Errorf("exit %d, summary %+v, %d decision.failed", code, res.Summary, failed)
+	}
+}
+
+// TestPrintFindingsAlike: findings that could not be checked for one cause
+// (each at its own pair and bytes) print as one line with their count.
+func TestPrintFindingsAlike(t *testing.T) {
+	var fs []report.Finding
+	for i := range 30 {
+		subj := fmt.Sprintf("layers.%d.mlp.up_proj.lora_A.weight", 40+i)
+		fs = append(fs, report.Could(report.InputChanged, subj, "%s: reading bytes %d-%d of a.safetensors: the server's ETag went from \"1\" to \"2\"", subj, i*10, i*10+9))
+	}
+	fs = append(fs, report.Finding{Code: report.RankDeficient, Severity: report.Info, Subject: "adapter", Message: "6 matrices"},
+		report.Could(report.InputUnreachable, "adapter_config.json", "unreachable"))
+	var b strings.Builder
+	printFindings(&b, fs)
+	out := b.String()
+	if n := strings.Count(out, "input.changed"); n != 1 || !strings.Contains(out, "layers.40.mlp.up_proj.lora_A.weight (and 29 more alike): layers.40.mlp.up_proj.lora_A.weight: reading bytes 0-9") {
+		t.Errorf("%d input.changed lines:\n%s", n, out)
+	}
+	for _, want := range []string{"32 findings: 31 could not be checked, 1 info", "rank.deficient", "input.unreachable"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
 	}
 }

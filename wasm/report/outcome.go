@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"strings"
 )
 
@@ -43,6 +44,9 @@ var (
 	ErrCORS        = errors.New("cross-origin request refused")
 	ErrUnreachable = errors.New("unreachable")
 	ErrChanged     = errors.New("changed while it was read")
+	// ErrURLChanged is ErrChanged for a URL: its server's answers named
+	// another file (a new size or ETag) between two reads.
+	ErrURLChanged = fmt.Errorf("the URL now serves other bytes: %w", ErrChanged)
 )
 
 // CouldNot tells whether err means the check could not be done (rather than
@@ -74,6 +78,8 @@ func classify(err error) (struct {
 		return c{InputRefused, "the host wants a token, or the token lacks access: give one that can read it (request access first if the repository is gated)"}, true
 	case errors.Is(err, ErrMissing) || errors.Is(err, fs.ErrNotExist):
 		return c{InputMissing, "check the path or URL (and the revision): it names nothing"}, true
+	case errors.Is(err, ErrURLChanged):
+		return c{InputChanged, "the URL's content changed while it was read (a branch or tag moved to a new upload, a file replaced on the host): run again once it is stable, or audit a commit URL (/resolve/<commit>/), whose bytes never change"}, true
 	case errors.Is(err, ErrChanged):
 		return c{InputChanged, "the file was modified, moved or deleted after it was picked: pick it again once it is complete, then run again"}, true
 	case errors.Is(err, ErrUnreachable):
@@ -107,3 +113,19 @@ func ErrorOf(err error, subject string) Finding {
 func ErrorOutcome(err error, subject string) Outcome {
 	return Outcome{Verdict: VerdictError, Findings: []Finding{ErrorOf(err, subject)}}
 }
+
+// Cause is what a finding says without what is particular to its subject
+// (the subject itself, the byte ranges it was read at): findings of one
+// code with one Cause are alike — one cause that stopped many reads, such
+// as a URL that changed mid-audit, which the page and the CLI show once
+// with a count.
+func Cause(f Finding) string {
+	m := f.Message
+	if f.Subject != "" {
+		m = strings.ReplaceAll(m, f.Subject, "…")
+	}
+	return byteRange.ReplaceAllString(m, "bytes …")
+}
+
+// byteRange is a range of bytes as the engine's messages give it.
+var byteRange = regexp.MustCompile(`bytes \d+[–-]\d+`)

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/kvit-s/clefcheck/wasm/report"
 )
 
 // memStore is a Store in memory that records the most it ever held.
@@ -351,7 +353,8 @@ func TestHTTPCacheValidators(t *testing.T) {
 	if n := readAll(t, srv.URL+"/plain/", c, data, reqs); n < 3 {
 		t.Errorf("a changed file was read from the cache (%d requests)", n)
 	}
-	// Bytes whose answer carried another ETag than the probe's are not kept.
+	// Bytes whose answer carried another ETag than the probe's are not
+	// kept, nor read: the file changed between the two (input.changed).
 	c = NewCache(newMemStore(), 0, false)
 	h, _ := NewHTTP(srv.URL + "/plain/")
 	h.UseCache(c)
@@ -362,8 +365,8 @@ func TestHTTPCacheValidators(t *testing.T) {
 	}
 	tag.Store(`"v3"`)
 	p := make([]byte, 2<<20)
-	if _, err := f.ReadAt(p, 1<<20); err != nil {
-		t.Fatal(err)
+	if _, err := f.ReadAt(p, 1<<20); !errors.Is(err, report.ErrChanged) {
+		t.Fatalf("a read across an ETag change: %v", err)
 	}
 	if c.Info().Stored != 64<<10 {
 		t.Errorf("stored %d bytes, want the probe's 64 kB only", c.Info().Stored)

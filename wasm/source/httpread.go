@@ -71,6 +71,9 @@ func (h *HTTP) read(ctx context.Context, name string, off, n int64, send Sender)
 			switch {
 			case st == 206 || st == 200 || st == 416:
 				got, total, err := h.accept(resp, blen, orig, off, n)
+				if err == nil && st != 416 {
+					err = h.same(name, orig, resp, total, try)
+				}
 				var short *shortError
 				if !errors.As(err, &short) {
 					return got, total, err
@@ -141,6 +144,31 @@ func (h *HTTP) accept(resp *fetch.Response, blen int64, orig string, off, n int6
 		return 0, 0, nil
 	}
 	return bad("range %d–%d not satisfiable", off, off+n-1)
+}
+
+// same checks that an answer names the file name's probe learnt (its
+// total size; its ETag, when both are strong): a URL that now serves
+// other bytes (a branch moved between two reads) would otherwise mix two
+// files' bytes into one audit. A file at a commit cannot change; its
+// probe may have come from the cache, which knows no ETag.
+func (h *HTTP) same(name, orig string, resp *fetch.Response, total int64, try int) error {
+	h.mu.Lock()
+	m, ok := h.meta[name]
+	h.mu.Unlock()
+	if !ok {
+		return nil // the probe itself
+	}
+	changed := func(format string, a ...any) error {
+		return &Error{URL: publicURL(orig), Status: resp.Status, Attempts: try, Kind: report.ErrURLChanged,
+			Msg: fmt.Sprintf(format, a...) + " between two reads of it: " + report.ErrURLChanged.Error()}
+	}
+	if total != m.size {
+		return changed("the file's size went from %d to %d bytes", m.size, total)
+	}
+	if etag := resp.Get("ETag"); strongETag(m.etag) && strongETag(etag) && etag != m.etag {
+		return changed("the server's ETag went from %s to %s", report.Clip(m.etag, 80), report.Clip(etag, 80))
+	}
+	return nil
 }
 
 // shortError is a body shorter than its Content-Range: a connection cut
