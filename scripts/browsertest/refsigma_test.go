@@ -36,8 +36,9 @@ type pageAudit struct {
 		ReportSV   *float64  `json:"report_sv"`
 	} `json:"matrices"`
 	Findings []struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
+		Code     string `json:"code"`
+		Severity string `json:"severity"`
+		Message  string `json:"message"`
 	} `json:"findings"`
 	Provenance struct {
 		Files []struct {

@@ -83,5 +83,5 @@
 //	                                page fails its pending jobs, the dealer
 //	                                stops every pool worker; class (optional)
 //	                                is why in a word: missing, refused, cors,
-//	                                unreachable, changed, cancelled
+//	                                unreachable, changed (url-changed: a URL), cancelled
 package msg

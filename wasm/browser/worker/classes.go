@@ -21,6 +21,7 @@ var classes = []struct {
 	{"refused", report.ErrRefused},
 	{"missing", report.ErrMissing},
 	{"unreachable", report.ErrUnreachable},
+	{"url-changed", report.ErrURLChanged}, // before "changed", which it wraps
 	{"changed", report.ErrChanged},
 }
 
