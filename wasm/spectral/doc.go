@@ -53,7 +53,11 @@
 // (and a 4 × 16 one for the last rows of each block of 16), and "avx512"
 // in Go assembly, one 16 × 16 tile per block pair in sixteen 16-lane
 // accumulators with the broadcast in the FMA, both taking the panel block
-// by block so that the two blocks a tile reads stay in L1; each chosen at
+// by block so that the two blocks a tile reads stay in L1, and
+// "avx512-bf16" (AVX512_BF16), the same tiles from the panel packed again
+// in pairs of rows as bf16, each VDPBF16PS adding two rows' exact
+// products, for panels whose values are all bf16 in [2⁻⁴⁰, 2⁶⁰) or zero
+// (others go to "avx512": see gram_bf16_simd.go); each chosen at
 // start-up when the CPU has it and CheckGramKernel accepts it, the last
 // accepted active); ColumnKernels, the transposing bf16 decode of A's
 // columns (portable Go; "avx2", 8 × 8 transposes in registers; the

@@ -7,11 +7,13 @@ import (
 	"simd/archsimd"
 )
 
-// The SIMD Gram kernels, built with GOEXPERIMENT=simd on amd64: "avx2"
-// (AVX2+FMA, Go assembly: gram_amd64.s) and "avx512" (AVX-512F, 16 lanes,
-// simd/archsimd). Plain builds (and wasm) have only syrkPanelGo;
-// CheckGramKernel at start-up and TestKernelsAgree compare each with it.
-// Both read the packed panel in place (see Gram).
+// The SIMD Gram kernels, built with GOEXPERIMENT=simd on amd64, all in Go
+// assembly (the CPU features read with simd/archsimd): "avx2" (AVX2+FMA,
+// gram_amd64.s), "avx512" (AVX-512F, 16 lanes, gram_amd64.s) and
+// "avx512-bf16" (AVX512_BF16's VDPBF16PS, gram_bf16_simd.go). Plain builds
+// (and wasm) have only syrkPanelGo; CheckGramKernel at start-up and
+// TestKernelsAgree compare each with it. All read the packed panel in
+// place (see Gram); the bf16 one packs it again, in pairs of rows.
 
 func init() {
 	if archsimd.X86.AVX2() && archsimd.X86.FMA() {
@@ -24,6 +26,9 @@ func init() {
 	}
 	if archsimd.X86.AVX512() {
 		_ = GramKernels.Try("avx512", syrkPanelAVX512, CheckGramKernel)
+	}
+	if HasBF16() { // gram_bf16_simd.go: after "avx512", its fallback
+		_ = GramKernels.Try("avx512-bf16", syrkPanelBF16, CheckGramKernel)
 	}
 }
 

@@ -25,6 +25,7 @@ func TestSIMDKernelsAgainstEachOther(t *testing.T) {
 	}{
 		{"avx2", syrkPanelAVX2, archsimd.X86.AVX2() && archsimd.X86.FMA()},
 		{"avx512", syrkPanelAVX512, archsimd.X86.AVX512()},
+		{"avx512-bf16", syrkPanelBF16, HasBF16()},
 	}
 	rng := rand.New(rand.NewPCG(51, 52))
 	ran := 0
@@ -54,11 +55,17 @@ func TestSIMDKernelsAgainstEachOther(t *testing.T) {
 				got[c.name] = g
 				ran++
 			}
-			if a, b := got["avx2"], got["avx512"]; a != nil && b != nil {
-				for i := 0; i < n; i++ {
-					for j := i; j < n; j++ {
-						if d := math.Abs(a[i*n+j] - b[i*n+j]); d > 1e-6*math.Sqrt(want[i*n+i]*want[j*n+j])+1e-12 {
-							t.Fatalf("avx2 and avx512 differ, n=%d k=%d (%d,%d): %g, %g", n, k, i, j, a[i*n+j], b[i*n+j])
+			for x, cx := range ks {
+				for _, cy := range ks[x+1:] {
+					a, b := got[cx.name], got[cy.name]
+					if a == nil || b == nil {
+						continue
+					}
+					for i := 0; i < n; i++ {
+						for j := i; j < n; j++ {
+							if d := math.Abs(a[i*n+j] - b[i*n+j]); d > 1e-6*math.Sqrt(want[i*n+i]*want[j*n+j])+1e-12 {
+								t.Fatalf("%s and %s differ, n=%d k=%d (%d,%d): %g, %g", cx.name, cy.name, n, k, i, j, a[i*n+j], b[i*n+j])
+							}
 						}
 					}
 				}
