@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end test on the full-size twin of kvit-s/clef-lora-r256 (1.40 GB):
 # the card's claims pass (quick and deep audit); tampered copies fail with
-# the right codes. Usage: full-twin-test.sh BIN DIR
+# the right codes; the exact audit gives the same figures with the AVX2 Gram
+# kernel as with the one the CPU picks. Usage: full-twin-test.sh BIN DIR
 set -euo pipefail
 bin=$1
 dir=$2
@@ -30,6 +31,55 @@ expect() { # expect EXIT CODE... -- ARGS
 expect 0 -- --quick --claims clef-lora-r256 "$ad"
 expect 0 -- --claims clef-lora-r256 "$ad"
 expect 0 -- --randomized --claims clef-lora-r256 "$ad"
+
+# The exact audit's figures with the Gram kernel the CPU picks and with the
+# AVX2 one (GODEBUG=cpu.avx512f=off hides AVX-512 from the start-up checks,
+# as on an AVX2-only machine): the same verdict, and every figure of every
+# pair within 10⁻⁵ relative (a Gram entry agrees within 10⁻⁶·√(Gᵢᵢ·Gⱼⱼ)
+# between kernels, CheckGramKernel; σ, norms and the form bounds derive
+# from them) or 10⁻⁹ absolute.
+"$bin" audit --exact --no-digest --json --no-progress --claims clef-lora-r256 "$ad" >"$dir/kernel-own.json" || true
+GODEBUG=cpu.avx512f=off "$bin" audit --exact --no-digest --json --no-progress --claims clef-lora-r256 "$ad" >"$dir/kernel-avx2.json" || true
+if ! python3 - "$dir/kernel-own.json" "$dir/kernel-avx2.json" <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+ka, kb = a["summary"]["kernel"], b["summary"]["kernel"]
+bad = []
+if a["verdict"] != b["verdict"] or a["verdict"] != "pass":
+    bad.append(f"verdicts {a['verdict']} ({ka}) and {b['verdict']} ({kb})")
+n = 0
+def same(x, y, where):
+    global n
+    if isinstance(x, dict):
+        for k in x:
+            same(x[k], y.get(k), where + "." + k)
+    elif isinstance(x, list):
+        if not isinstance(y, list) or len(x) != len(y):
+            bad.append(where + ": lengths differ")
+            return
+        for i, (u, v) in enumerate(zip(x, y)):
+            same(u, v, f"{where}[{i}]")
+    elif isinstance(x, float) or isinstance(y, float):
+        n += 1
+        if not isinstance(y, (int, float)) or abs(x - y) > 1e-5 * max(abs(x), abs(y)) + 1e-9:
+            bad.append(f"{where}: {x} ({ka}), {y} ({kb})")
+    elif x != y:
+        bad.append(f"{where}: {x!r} ({ka}), {y!r} ({kb})")
+if len(a["matrices"]) != 186 or len(b["matrices"]) != 186:
+    bad.append("not 186 pairs")
+for u, v in zip(a["matrices"], b["matrices"]):
+    same(u, v, u["module"])
+for x in bad[:10]:
+    print("  " + x)
+print(f"kernels {ka} and {kb}: {n} figures of {len(a['matrices'])} pairs compared, {len(bad)} differ")
+sys.exit(1 if bad else 0)
+PY
+then
+  echo "FAIL: the exact audit's figures depend on the Gram kernel"; fails=$((fails+1))
+else
+  echo "ok: the exact audit's figures agree between Gram kernels"
+fi
+rm -f "$dir/kernel-own.json" "$dir/kernel-avx2.json"
 
 tmp=$(mktemp -d "$dir/tampered.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
