@@ -196,18 +196,27 @@ func Pack(rows []float32, k, stride int) []float32 {
 func Kernel() string { return GramKernels.Name() }
 
 // CheckGramKernel compares a Gram kernel with the portable one on panels
-// of bf16-representable values of a few sizes (one row, a few, a full
-// panel; 16 to 64 columns): every entry must agree within 10⁻⁶·√(Gᵢᵢ·Gⱼⱼ),
-// far below the float32 rounding of a panel's sums (64·2⁻²⁴ ≈ 4·10⁻⁶ of
-// them at worst) yet far above what a wrong kernel gives.
+// of a few sizes (one row, a few, a full panel; 16 to 64 columns): of
+// bf16-representable values, and for the widest of float32 values with
+// all 24 bits (which a kernel that took them for bf16, as avx512-bf16 must
+// not, would truncate by 2⁻⁸). Every entry must agree within
+// 10⁻⁶·√(Gᵢᵢ·Gⱼⱼ), far below the float32 rounding of a panel's sums
+// (64·2⁻²⁴ ≈ 4·10⁻⁶ of them at worst) yet far above what a wrong kernel
+// gives.
 func CheckGramKernel(candidate, portable GramKernel) error {
 	x := uint32(12345)
-	for _, n := range []int{16, 48, 64} {
+	for _, n := range []int{16, 48, 64, 65} {
 		stride := n
+		if n == 65 {
+			stride = 80
+		}
 		p := make([]float32, PanelRows*stride)
 		for i := range p {
 			x = x*1664525 + 1013904223
 			p[i] = float32(int32(x>>24)-128) / 64 // 8 significant bits: exact in bf16
+			if n == 65 {
+				p[i] = float32(int32(x)) / (1 << 31) // 24 bits: not a bf16
+			}
 		}
 		for _, k := range []int{1, 7, PanelRows} {
 			g1 := make([]float64, stride*stride)

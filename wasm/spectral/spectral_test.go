@@ -250,6 +250,25 @@ func TestCheckGramKernel(t *testing.T) {
 	if err := CheckGramKernel(off, syrkPanelGo); err == nil {
 		t.Error("a wrong kernel passed the check")
 	}
+	// A kernel that takes every panel for bf16 (truncating float32
+	// values to their top 16 bits) is right on bf16 panels only.
+	truncates := func(p []float32, k, stride int, g []float64) {
+		q := make([]float32, len(p))
+		for i, v := range p {
+			q[i] = math.Float32frombits(math.Float32bits(v) &^ 0xffff)
+		}
+		syrkPanelGo(q, k, stride, g)
+	}
+	if err := CheckGramKernel(truncates, syrkPanelGo); err == nil {
+		t.Error("a kernel that truncates float32 to bf16 passed the check")
+	} else {
+		t.Logf("rejected as it should be: %v", err)
+	}
+	// One that drops an odd k's last row.
+	evenRows := func(p []float32, k, stride int, g []float64) { syrkPanelGo(p, k&^1, stride, g) }
+	if err := CheckGramKernel(evenRows, syrkPanelGo); err == nil {
+		t.Error("a kernel that drops an odd last row passed the check")
+	}
 }
 
 // offFro is ‖D^-½(G − D)D^-½‖_F from an exact Gram.
