@@ -196,10 +196,10 @@ func Pack(rows []float32, k, stride int) []float32 {
 func Kernel() string { return GramKernels.Name() }
 
 // CheckGramKernel compares a Gram kernel with the portable one on panels
-// of a few sizes (one row, a few, a full panel; 16 to 64 columns): of
-// bf16-representable values, and for the widest of float32 values with
-// all 24 bits (which a kernel that took them for bf16, as avx512-bf16 must
-// not, would truncate by 2⁻⁸). Every entry must agree within
+// of a few sizes (one row, a few, a full panel; 16 to 65 columns): of
+// bf16-representable values, and, with 65 columns, of float32 values with
+// all 24 bits, which a kernel that took them for bf16 (as avx512-bf16 must
+// not) would truncate by up to 2⁻⁸. Every entry must agree within
 // 10⁻⁶·√(Gᵢᵢ·Gⱼⱼ), far below the float32 rounding of a panel's sums
 // (64·2⁻²⁴ ≈ 4·10⁻⁶ of them at worst) yet far above what a wrong kernel
 // gives.

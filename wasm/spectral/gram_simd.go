@@ -25,10 +25,11 @@ func init() {
 		_ = RowKernels.Try("avx2", bf16RowsAVX2, CheckRowKernel)
 	}
 	if archsimd.X86.AVX512() {
-		_ = GramKernels.Try("avx512", syrkPanelAVX512, CheckGramKernel)
-	}
-	if HasBF16() { // gram_bf16_simd.go: after "avx512", its fallback
-		_ = GramKernels.Try("avx512-bf16", syrkPanelBF16, CheckGramKernel)
+		// "avx512-bf16" (gram_bf16_simd.go) falls back to "avx512": it is
+		// tried only once that one is accepted.
+		if GramKernels.Try("avx512", syrkPanelAVX512, CheckGramKernel) == nil && HasBF16() {
+			_ = GramKernels.Try("avx512-bf16", syrkPanelBF16, CheckGramKernel)
+		}
 	}
 }
 
