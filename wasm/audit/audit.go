@@ -45,6 +45,14 @@ type Options struct {
 	Mode    report.Mode
 	Probes  int
 	Workers int // 0: GOMAXPROCS
+	// Reserved, when set, says whether a core is taken by other work of
+	// the same job (the runner's read-ahead digest, one SHA-256 stream on
+	// a core of its own): while the channel it returns is open, one of
+	// the Workers (when there are two or more) waits before its next
+	// pair; nil means no core is taken. The hasher then runs at full speed
+	// beside the others instead of sharing a core with two workers and
+	// ending alone, after them.
+	Reserved func() <-chan struct{}
 	// InFileOrder takes the pairs in the order their bytes lie in the
 	// files (file by file, by offset) instead of largest first: a digest
 	// that takes the bytes as they pass (the runner's, from a URL) then

@@ -59,15 +59,23 @@ func (a *auditor) checkLocal(ctx context.Context, todo []*Matrix, meter *progres
 	}
 	workers = min(workers, max(1, len(todo)))
 	jobs := make(chan *Matrix)
+	dealt := make(chan struct{}) // closed once every pair is dealt
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
-	for w := 0; w < workers; w++ {
+	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			st := &pairState{}
-			for m := range jobs {
+			for {
+				if w > 0 && w == workers-1 && a.opt.Reserved != nil {
+					a.waitReserved(ctx, dealt)
+				}
+				m, ok := <-jobs
+				if !ok {
+					return
+				}
 				fs := a.checkPair(st, m, meter)
 				mu.Lock()
 				done(m, fs)
@@ -90,8 +98,27 @@ loop:
 		jobs <- m
 	}
 	close(jobs)
+	close(dealt)
 	wg.Wait()
 	return firstErr
+}
+
+// waitReserved returns once no core is reserved (Options.Reserved), every
+// pair is dealt or ctx is done.
+func (a *auditor) waitReserved(ctx context.Context, dealt <-chan struct{}) {
+	for {
+		ch := a.opt.Reserved()
+		if ch == nil {
+			return
+		}
+		select {
+		case <-ch:
+		case <-dealt:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // pairState holds a worker's reusable buffers.

@@ -419,6 +419,25 @@ func (d *digestFS) Open(name string) (fs.File, error) {
 	return &trackedFile{File: f, ra: ra, t: t, size: size}, nil
 }
 
+// Reserved is audit.Options.Reserved: while a read-ahead hasher is at
+// work, the channel closed when it is done (one SHA-256 stream keeps a
+// core to itself); nil when none is.
+func (d *digestFS) Reserved() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, t := range d.files {
+		if t.ahead == nil {
+			continue
+		}
+		select {
+		case <-t.ahead:
+		default:
+			return t.ahead
+		}
+	}
+	return nil
+}
+
 // Stat and ReadDir go to the files themselves (no open, no request).
 func (d *digestFS) Stat(name string) (fs.FileInfo, error)      { return fs.Stat(d.FS, name) }
 func (d *digestFS) ReadDir(name string) ([]fs.DirEntry, error) { return fs.ReadDir(d.FS, name) }

@@ -34,9 +34,16 @@ func TestDigestReadAhead(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := newDigestFS(os.DirFS(dir), 0)
+	if d.Reserved() != nil {
+		t.Fatal("a core is reserved before any file is open")
+	}
 	f, err := d.Open("big.bin")
 	if err != nil {
 		t.Fatal(err)
+	}
+	hashing := d.Reserved() // the hasher keeps a core until it is done
+	if hashing == nil {
+		t.Fatal("no core reserved for the read-ahead hasher")
 	}
 	buf := make([]byte, 1000)
 	f.(io.ReaderAt).ReadAt(buf, int64(len(data)-1000)) // out of order
@@ -51,6 +58,14 @@ func TestDigestReadAhead(t *testing.T) {
 	}
 	if sum.Reread != 0 {
 		t.Fatalf("Finish read %d bytes again: the read-ahead hasher did not finish the file", sum.Reread)
+	}
+	select {
+	case <-hashing:
+	default:
+		t.Fatal("the reserved core's channel is still open after Finish")
+	}
+	if d.Reserved() != nil {
+		t.Fatal("a core is still reserved once the hasher is done")
 	}
 }
 
