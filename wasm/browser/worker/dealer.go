@@ -110,42 +110,6 @@ func Workers() int {
 	return min(8, max(2, n.Int()))
 }
 
-// segmentBytes is about how much of the file one deal covers; readAhead
-// is the HTTP read-ahead window of a worker, for the spans the dealer
-// could not fetch for it.
-const (
-	segmentBytes = 32 << 20
-	readAhead    = 32 << 20
-)
-
-// defaultDepth is the segments each worker holds by default: one it
-// computes, three downloading. Two (one and one) left the link idle while
-// the digest waited for the spans in file order: the twin's randomized
-// audit through a 125 MB/s link took 22.3 s, 1.61× the bare download;
-// with four, 16.2 s (1.20×), and the quick audit 1.09×.
-const defaultDepth = 4
-
-// windowDepth is the depth for n workers whose spans, read from a URL,
-// pass the digest (or the cache) in file order: all but one of the spans in
-// flight may come early and must fit in the digest's window
-// (digestWindow), or the digest drops them and every span after them, and
-// reads them all again at the end (with depth 4 the twin's randomized
-// audit at a commit read 1.0 GB of its 1.4 GB again).
-func windowDepth(n int) int {
-	return min(defaultDepth, max(1, (digestWindow/segmentBytes+1)/max(1, n)))
-}
-
-// earlyReads is how many spans the dealer reads before its n workers are
-// ready: as many as they will hold (depth each), and where the spans pass
-// the digest in file order, no more than its window takes with one more
-// span on its way (read all at once, all but the first may come early).
-func earlyReads(n, depth int, observed bool) int {
-	if observed {
-		return min(n*depth, digestWindow/segmentBytes+1)
-	}
-	return n * depth
-}
-
 // spanOf is the file and byte span covering a segment's pairs ("" when
 // they are not all in one file).
 func spanOf(seg []audit.Job) (file string, begin, end int64) {
@@ -403,13 +367,7 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 	if feeding {
 		defer p.abandonFeeds()
 	}
-	depth := defaultDepth
-	if p.Src != nil && p.observed() {
-		depth = windowDepth(n)
-	}
-	if p.Depth > 0 {
-		depth = p.Depth
-	}
+	depth := dealDepth(n, p.Src != nil, p.observed(), feeding, p.Depth)
 	busy := make([][]string, n) // the pairs each worker holds
 	outstanding := make([]int, n)
 	segOf := map[string]int{}

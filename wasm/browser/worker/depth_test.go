@@ -40,3 +40,33 @@ func TestEarlyReads(t *testing.T) {
 		}
 	}
 }
+
+// TestDealDepth: the depth follows the source. Picked files feeding no
+// digest hold fileDepth, fewer than a link's defaultDepth; a URL passing
+// the digest in file order holds what the window takes; files feeding the
+// digest and unobserved URLs keep defaultDepth; an override always wins.
+func TestDealDepth(t *testing.T) {
+	if fileDepth >= defaultDepth || fileDepth < 1 {
+		t.Fatalf("fileDepth %d, defaultDepth %d", fileDepth, defaultDepth)
+	}
+	for n := 1; n <= 8; n++ {
+		cases := []struct {
+			url, observed, feeding bool
+			want                   int
+		}{
+			{false, false, false, fileDepth},
+			{false, false, true, defaultDepth},
+			{false, true, false, defaultDepth},
+			{true, false, false, defaultDepth},
+			{true, true, false, windowDepth(n)},
+		}
+		for _, c := range cases {
+			if got := dealDepth(n, c.url, c.observed, c.feeding, 0); got != c.want {
+				t.Errorf("%d workers, url %v observed %v feeding %v: depth %d, want %d", n, c.url, c.observed, c.feeding, got, c.want)
+			}
+			if got := dealDepth(n, c.url, c.observed, c.feeding, 7); got != 7 {
+				t.Errorf("%d workers, url %v observed %v feeding %v, override 7: depth %d", n, c.url, c.observed, c.feeding, got)
+			}
+		}
+	}
+}
