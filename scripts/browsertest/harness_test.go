@@ -326,6 +326,11 @@ func newTabLog(tb testing.TB, limit time.Duration, log io.Writer) *tab {
 		chromedp.WindowSize(1280, 1000),
 		chromedp.ModifyCmdFunc(ownGroup(tb)), // its whole group ends with the test
 	)
+	if f := os.Getenv("CLEFCHECK_JS_FLAGS"); f != "" {
+		// V8's flags, for a bench's diagnosis (e.g. --no-liftoff: every
+		// wasm function optimized before it runs).
+		opts = append(opts, chromedp.Flag("js-flags", f))
+	}
 	if f := os.Getenv("CLEFCHECK_CHROME_LOG"); f != "" {
 		// Chromium's own log, with every console message of the page and
 		// its workers (a Go panic in a worker shows there).
