@@ -367,7 +367,7 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 	if feeding {
 		defer p.abandonFeeds()
 	}
-	depth := dealDepth(n, p.Src != nil, p.observed(), feeding, p.Depth)
+	depth := dealDepth(n, p.Src != nil, p.Files != nil, p.observed(), feeding, p.Depth)
 	busy := make([][]string, n) // the pairs each worker holds
 	outstanding := make([]int, n)
 	segOf := map[string]int{}

@@ -40,17 +40,18 @@ func windowDepth(n int) int {
 const fileDepth = 2
 
 // dealDepth is how many segments each of n workers holds: the caller's
-// override when set; for a URL whose spans pass the digest in file order,
-// what the digest's window takes (windowDepth); for local files that feed
-// no digest, fileDepth; otherwise defaultDepth (a link to keep busy, or
-// spans that feed the picked files' digest).
-func dealDepth(n int, url, observed, feeding bool, override int) int {
+// override when set; for a URL read through the engine worker's source
+// (url) whose spans pass the digest in file order, what the digest's
+// window takes (windowDepth); for picked local files whose spans feed no
+// digest and pass no observers, fileDepth; otherwise defaultDepth (a link
+// to keep busy, or spans that feed the picked files' digest).
+func dealDepth(n int, url, local, observed, feeding bool, override int) int {
 	switch {
 	case override > 0:
 		return override
 	case url && observed:
 		return windowDepth(n)
-	case !url && !feeding && !observed:
+	case local && !feeding && !observed:
 		return fileDepth
 	}
 	return defaultDepth

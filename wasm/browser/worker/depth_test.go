@@ -51,21 +51,24 @@ func TestDealDepth(t *testing.T) {
 	}
 	for n := 1; n <= 8; n++ {
 		cases := []struct {
-			url, observed, feeding bool
-			want                   int
+			url, local, observed, feeding bool
+			want                          int
 		}{
-			{false, false, false, fileDepth},
-			{false, false, true, defaultDepth},
-			{false, true, false, defaultDepth},
-			{true, false, false, defaultDepth},
-			{true, true, false, windowDepth(n)},
+			{false, true, false, false, fileDepth},
+			{false, true, false, true, defaultDepth},
+			{false, true, true, false, defaultDepth},
+			{true, false, false, false, defaultDepth},
+			{true, false, true, false, windowDepth(n)},
+			// A URL the pool workers read themselves (no source in the
+			// engine worker): a link, not a file.
+			{false, false, false, false, defaultDepth},
 		}
 		for _, c := range cases {
-			if got := dealDepth(n, c.url, c.observed, c.feeding, 0); got != c.want {
-				t.Errorf("%d workers, url %v observed %v feeding %v: depth %d, want %d", n, c.url, c.observed, c.feeding, got, c.want)
+			if got := dealDepth(n, c.url, c.local, c.observed, c.feeding, 0); got != c.want {
+				t.Errorf("%d workers, %+v: depth %d, want %d", n, c, got, c.want)
 			}
-			if got := dealDepth(n, c.url, c.observed, c.feeding, 7); got != 7 {
-				t.Errorf("%d workers, url %v observed %v feeding %v, override 7: depth %d", n, c.url, c.observed, c.feeding, got)
+			if got := dealDepth(n, c.url, c.local, c.observed, c.feeding, 7); got != 7 {
+				t.Errorf("%d workers, %+v, override 7: depth %d", n, c, got)
 			}
 		}
 	}
