@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -361,4 +362,49 @@ func FuzzHeader(f *testing.F) {
 			t.Fatalf("accepted a buffer covered to %d of %d", pos, r.DataSize())
 		}
 	})
+}
+
+// countingAt counts an io.ReaderAt's reads and the bytes they ask for.
+type countingAt struct {
+	r            io.ReaderAt
+	reads, bytes int
+}
+
+func (c *countingAt) ReadAt(p []byte, off int64) (int, error) {
+	c.reads++
+	c.bytes += len(p)
+	return c.r.ReadAt(p, off)
+}
+
+// TestHeaderReads: a header is read in pieces of up to headerRead bytes,
+// not in the JSON decoder's own small reads (each a round trip to a picked
+// File in a browser), and never beyond it into the data.
+func TestHeaderReads(t *testing.T) {
+	for _, tensors := range []int{1, 372, 2000} {
+		var specs []Spec
+		for i := range tensors {
+			specs = append(specs, Spec{fmt.Sprintf("base_model.model.layers.%d.mlp.down_proj.lora_A.weight", i), "BF16", []int64{2, 2}})
+		}
+		var b bytes.Buffer
+		if err := WriteHeader(&b, map[string]string{"format": "pt"}, specs); err != nil {
+			t.Fatal(err)
+		}
+		b.Write(make([]byte, 8*tensors))
+		c := &countingAt{r: bytes.NewReader(b.Bytes())}
+		r, err := NewReader(c, int64(b.Len()), "many.safetensors")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Tensors) != tensors {
+			t.Fatalf("%d tensors read, want %d", len(r.Tensors), tensors)
+		}
+		// The length field, then the header in pieces of headerRead.
+		want := 1 + int((r.HeaderSize+headerRead-1)/headerRead)
+		if c.reads > want {
+			t.Errorf("%d tensors (a %d-byte header): %d reads, want at most %d", tensors, r.HeaderSize, c.reads, want)
+		}
+		if int64(c.bytes) > 8+r.HeaderSize {
+			t.Errorf("%d tensors: %d bytes asked for, more than the %d of the length and the header", tensors, c.bytes, 8+r.HeaderSize)
+		}
+	}
 }
