@@ -42,6 +42,23 @@ func (s streamer) read(from, to int64) ([]byte, error) {
 	return b, err
 }
 
+// viewPair is both whole factors' bytes without a copy, when their source
+// holds them in memory (safetensors.Reader.View): ok only when both are,
+// and their bytes are then counted as read.
+func viewPair(sa, sb streamer) (a, b []byte, ok bool) {
+	a, okA := sa.rd.View(sa.t, 0, sa.t.Bytes())
+	b, okB := sb.rd.View(sb.t, 0, sb.t.Bytes())
+	if !okA || !okB {
+		return nil, nil, false
+	}
+	for _, s := range []streamer{sa, sb} {
+		if s.add != nil {
+			s.add(s.t.Bytes())
+		}
+	}
+	return a, b, true
+}
+
 // scan is dtype.Scan over the factor, chunk by chunk.
 func (s streamer) scan(row *[]float32) (nonfinite int, sumsq float64, err error) {
 	sz := int64(dtype.Size(s.t.DType))

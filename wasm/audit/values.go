@@ -141,7 +141,16 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 	// In file order, the factor whose bytes come first is read first:
 	// the digest hashes the reads as they pass (see Options.InFileOrder).
 	bFirst := a.opt.InFileOrder && ra == rb && tb.Offset < ta.Offset
-	if whole {
+	// da, db are the whole factors' bytes, only read from here on: views
+	// of bytes the source holds already (the span a browser pool worker
+	// was handed: no copy; not for the probes, which keep st's buffers),
+	// or read into st's buffers.
+	var da, db []byte
+	viewed := false
+	if whole && a.opt.Mode != report.ModeRandomized {
+		da, db, viewed = viewPair(sa, sb)
+	}
+	if whole && !viewed {
 		var errA, errB error
 		inOrder(bFirst, func() error {
 			st.bufA, errA = sa.read(0, ta.Bytes())
@@ -158,6 +167,7 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 			m.Skipped = "unreadable"
 			return findings.Of(errB, tb.Name)
 		}
+		da, db = st.bufA, st.bufB
 	}
 	r := m.Rank
 	var nfA, nfB int
@@ -180,8 +190,8 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 	var err, wideLimit error
 	switch {
 	case (a.opt.Mode == report.ModeQuick || limit != nil) && whole:
-		nfA, ssA = dtype.Scan(ta.DType, st.bufA, &st.row)
-		nfB, ssB = dtype.Scan(tb.DType, st.bufB, &st.row)
+		nfA, ssA = dtype.Scan(ta.DType, da, &st.row)
+		nfB, ssB = dtype.Scan(tb.DType, db, &st.row)
 	case a.opt.Mode == report.ModeQuick || limit != nil:
 		err = inOrder(bFirst, func() (err error) {
 			nfA, ssA, err = sa.scan(&st.row)
@@ -198,8 +208,8 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 			st.gb.Reset()
 		}
 		if whole {
-			nfA, ssA = st.ga.FeedColumns(ta.DType, st.bufA, r, m.In, &st.row, a.opt.Yield)
-			nfB, ssB = st.gb.FeedRows(tb.DType, st.bufB, m.Out, r, a.opt.Yield)
+			nfA, ssA = st.ga.FeedColumns(ta.DType, da, r, m.In, &st.row, a.opt.Yield)
+			nfB, ssB = st.gb.FeedRows(tb.DType, db, m.Out, r, a.opt.Yield)
 		} else {
 			err = inOrder(bFirst, func() (err error) {
 				nfA, ssA, err = sa.feedColumns(st.ga, r, m.In, &st.row, a.opt.Yield)
@@ -220,7 +230,7 @@ func (a *auditor) checkPair(st *pairState, m *Matrix, meter *progress.Meter) []r
 		// right, its spectrum not checked.
 		var wideA, wideB []byte
 		if whole {
-			wideA, wideB = st.bufA, st.bufB
+			wideA, wideB = da, db
 		}
 		if nfA == 0 && dtype.Wide(ssA) {
 			if wideLimit = spectral.WideAllowed(r, int64(m.In)); wideLimit == nil {

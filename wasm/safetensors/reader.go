@@ -10,6 +10,8 @@ import (
 	"math/bits"
 	"sort"
 	"strconv"
+
+	"github.com/kvit-s/clefcheck/wasm/source"
 )
 
 // MaxHeaderSize is the largest header accepted, as in the reference
@@ -147,6 +149,21 @@ func (st *Reader) ReadRange(t TensorInfo, from, to int64, buf []byte) ([]byte, e
 		return buf[:0], errorfCause(ErrTruncated, err, t.Name, "reading bytes %d–%d of %s: %v", t.Offset+from, t.Offset+to, st.Name, err)
 	}
 	return buf, nil
+}
+
+// View is bytes [from, to) of tensor t without a copy, when the file's
+// reader holds them in memory (source.Viewer): only to be read, and only
+// until the next read of the file. ok is false when they must be read
+// (ReadRange).
+func (st *Reader) View(t TensorInfo, from, to int64) (b []byte, ok bool) {
+	if from < 0 || to < from || to > t.Bytes() {
+		return nil, false
+	}
+	v, is := st.r.(source.Viewer)
+	if !is {
+		return nil, false
+	}
+	return v.View(t.Offset+from, int(to-from))
 }
 
 // Section returns a reader over the tensor's bytes, for chunked streaming.

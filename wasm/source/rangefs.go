@@ -229,6 +229,20 @@ func (f *rangeFile) ReadAt(p []byte, off int64) (int, error) {
 	return int(want), nil
 }
 
+// View serves bytes [off, off+n) without a copy from the file's head or
+// from the span handed over to it (Preload), when one holds them all
+// (source.Viewer); not from the read-ahead window, which the next read
+// through the handle may replace.
+func (f *rangeFile) View(off int64, n int) ([]byte, bool) {
+	if off < 0 || n < 0 || off+int64(n) > f.size {
+		return nil, false
+	}
+	if end := off + int64(n); end <= int64(len(f.head)) {
+		return f.head[off:end:end], true
+	}
+	return f.fsys.spans.View(f.name, off, n)
+}
+
 func (f *rangeFile) fromWindow(p []byte, off int64) bool {
 	f.cmu.Lock()
 	ok := f.win.fill(p, off)

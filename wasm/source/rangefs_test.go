@@ -346,3 +346,66 @@ func TestRangeFSChunksShared(t *testing.T) {
 		}
 	}
 }
+
+// TestRangeFSView: a file serves a view (no copy, no read) of bytes its
+// head or its handed-over span holds whole — the very bytes, not a copy
+// of them — and none of bytes that straddle the span's edge, lie past the
+// file, or belong to a span since dropped.
+func TestRangeFSView(t *testing.T) {
+	data := pattern(1<<20, 9)
+	r := &fake{files: map[string][]byte{"w.bin": data}}
+	fsys := NewRangeFS(r)
+	fsys.FirstChunk = 1024
+	f, err := fsys.Open("w.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := f.(Viewer)
+	span := bytes.Clone(data[4096 : 8192+4096])
+	fsys.Preload("w.bin", 4096, span)
+	reads := len(r.reads)
+	for _, c := range []struct {
+		off  int64
+		n    int
+		want bool
+		src  []byte // what the view must alias
+		at   int
+	}{
+		{0, 1024, true, nil, 0},     // the head
+		{100, 900, true, nil, 100},  // inside the head
+		{4096, 8192, true, span, 0}, // the span
+		{5000, 100, true, span, 904},
+		{4096 + 8192 - 1, 1, true, span, 8191},
+		{4000, 200, false, nil, 0},        // across the span's start
+		{4096 + 8000, 300, false, nil, 0}, // across its end
+		{1000, 100, false, nil, 0},        // across the head's end
+		{1<<20 - 10, 20, false, nil, 0},   // past the file
+		{-1, 10, false, nil, 0},
+		{20000, 10, false, nil, 0}, // nowhere held
+	} {
+		b, ok := v.View(c.off, c.n)
+		if ok != c.want {
+			t.Errorf("View(%d, %d): ok %v, want %v", c.off, c.n, ok, c.want)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if len(b) != c.n || !bytes.Equal(b, data[c.off:c.off+int64(c.n)]) {
+			t.Errorf("View(%d, %d): wrong bytes", c.off, c.n)
+		}
+		if c.src != nil && &b[0] != &c.src[c.at] {
+			t.Errorf("View(%d, %d): a copy, not the span's bytes", c.off, c.n)
+		}
+		if cap(b) != len(b) {
+			t.Errorf("View(%d, %d): capacity %d reaches past the view", c.off, c.n, cap(b))
+		}
+	}
+	if len(r.reads) != reads {
+		t.Errorf("views read: %v", r.reads[reads:])
+	}
+	fsys.Preload("w.bin", 0, nil)
+	if _, ok := v.View(5000, 100); ok {
+		t.Error("a view of a dropped span")
+	}
+}

@@ -26,6 +26,25 @@ func (f *File) Close() error {
 	return f.c.Close()
 }
 
+// View is bytes [off, off+n) of the file without a copy, when its
+// ReaderAt holds them all in memory already (a Viewer); ok is false
+// otherwise, and the bytes must then be read.
+func (f *File) View(off int64, n int) (b []byte, ok bool) {
+	if v, is := f.ReaderAt.(Viewer); is {
+		return v.View(off, n)
+	}
+	return nil, false
+}
+
+// A Viewer serves bytes it holds in memory without a copy: the bytes are
+// the Viewer's, only to be read (never written, never kept), and valid
+// until what holds them is replaced (Spans.Put). RangeFS's files are
+// Viewers of their head and of the span handed over to them (Preload): a
+// browser pool worker scans the span the dealer sent it in place.
+type Viewer interface {
+	View(off int64, n int) (b []byte, ok bool)
+}
+
 // SizedReaderAt is what a file system's files may implement instead of Stat.
 type SizedReaderAt interface {
 	io.ReaderAt

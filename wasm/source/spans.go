@@ -20,6 +20,15 @@ func (s span) fill(p []byte, off int64) bool {
 	return true
 }
 
+// view is bytes [off, off+n) of the span, if it holds them all.
+func (s span) view(off int64, n int) ([]byte, bool) {
+	if s.data == nil || n < 0 || off < s.off || off+int64(n) > s.off+int64(len(s.data)) {
+		return nil, false
+	}
+	i := int(off - s.off)
+	return s.data[i : i+n : i+n], true
+}
+
 // Spans holds the bytes of files that someone else read and handed over
 // (Preload): one span per file, the last one handed over. A read inside a
 // file's span is served from it; a read that is not wholly inside goes to
@@ -56,6 +65,18 @@ func (s *Spans) Fill(name string, p []byte, off int64) bool {
 	sp, ok := s.m[name]
 	s.mu.Unlock()
 	return ok && sp.fill(p, off)
+}
+
+// View is bytes [off, off+n) of name's span, without a copy, if it holds
+// them all (Viewer): valid until the span is replaced or dropped.
+func (s *Spans) View(name string, off int64, n int) ([]byte, bool) {
+	s.mu.Lock()
+	sp, ok := s.m[name]
+	s.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	return sp.view(off, n)
 }
 
 // maxChunks is how many small-read chunks a RangeFS keeps of each file,
