@@ -368,6 +368,9 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 		defer p.abandonFeeds()
 	}
 	depth := dealDepth(n, p.Src != nil, p.Files != nil, p.observed(), feeding, p.Depth)
+	if p.Files != nil && !feeding && !p.observed() {
+		segs = leadSegments(segs, n)
+	}
 	busy := make([][]string, n) // the pairs each worker holds
 	outstanding := make([]int, n)
 	segOf := map[string]int{}

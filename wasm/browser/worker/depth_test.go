@@ -2,7 +2,13 @@
 
 package worker
 
-import "testing"
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/kvit-s/clefcheck/wasm/audit"
+)
 
 // TestWindowDepth: with the digest taking a URL's spans in file order, the
 // spans in flight but one fit in its window, for any number of workers
@@ -69,6 +75,55 @@ func TestDealDepth(t *testing.T) {
 			}
 			if got := dealDepth(n, c.url, c.local, c.observed, c.feeding, 7); got != 7 {
 				t.Errorf("%d workers, %+v, override 7: depth %d", n, c, got)
+			}
+		}
+	}
+}
+
+// TestLeadSegments: the first segment of each worker is dealt pair by pair
+// ahead of the rest; every pair is dealt once, the rest in their order.
+func TestLeadSegments(t *testing.T) {
+	var jobs []audit.Job
+	for i := range 40 {
+		jobs = append(jobs, audit.Job{Module: fmt.Sprintf("m%02d", i), File: "a.safetensors", Begin: int64(i) * 100, End: int64(i+1) * 100, Bytes: 100})
+	}
+	segs := audit.Segments(jobs, 400) // ten segments of four pairs
+	for _, n := range []int{0, 1, 2, 8, 10, 12} {
+		out := leadSegments(segs, n)
+		k := min(n, len(segs))
+		if len(out) != len(segs)+3*k {
+			t.Errorf("%d workers: %d segments, want %d", n, len(out), len(segs)+3*k)
+			continue
+		}
+		var lead, flat []string
+		for i, s := range out {
+			if i < 4*k && len(s) != 1 {
+				t.Errorf("%d workers: lead segment %d holds %d pairs", n, i, len(s))
+			}
+			for _, j := range s {
+				flat = append(flat, j.Module)
+			}
+		}
+		for _, s := range segs[:k] {
+			for _, j := range s {
+				lead = append(lead, j.Module)
+			}
+		}
+		var want []string
+		for _, s := range segs {
+			for _, j := range s {
+				want = append(want, j.Module)
+			}
+		}
+		if !slices.Equal(flat, want) {
+			t.Errorf("%d workers: dealt %v, want %v", n, flat, want)
+		}
+		if !slices.Equal(flat[:len(lead)], lead) {
+			t.Errorf("%d workers: the lead pairs %v do not come first", n, lead)
+		}
+		for i, s := range out[4*k:] {
+			if len(s) != len(segs[k+i]) || &s[0] != &segs[k+i][0] {
+				t.Errorf("%d workers: segment %d changed", n, k+i)
 			}
 		}
 	}
