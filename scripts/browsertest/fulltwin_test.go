@@ -221,6 +221,7 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 		{"randomized-plain", "floor-url"}, {"randomized-plain" + noDigest, "floor-url"}, {"randomized-plain" + noDigest, "floor-url-byob"},
 		{"quick-files", "floor-file-byob"}, {"randomized-files", "floor-file-byob"},
 		{"quick-files" + noDigest, "floor-file-byob"}, {"quick" + noDigest, "floor-url-byob"},
+		{"quick-files" + noDigest, "floor-file-byob-worker"},
 		// With digests every byte passes one SHA-256 stream: against that.
 		{"quick", "floor-sha-v8"}, {"quick-files", "floor-sha-v8"}, {"randomized-files", "floor-sha-v8"}, {"exact", "floor-sha-v8"},
 	} {
@@ -417,11 +418,15 @@ func twinFloors(b *testing.B, p *tab, twinURL, ad, slow string) map[string]float
 	// Each piece read whole (arrayBuffer(), a fresh buffer each), or with
 	// a BYOB reader into each lane's own buffer, reused: the fastest bare
 	// read the browser allows, as the audit reads (clefcheckReadInto).
-	const floorJS = `(async () => {
-		const f = document.querySelector("#floor-file").files[0], size = f.size, piece = 32 << 20, url = %q, byob = %v;
+	// readJS is the read itself, a function of the file, the URL ("" for
+	// the file) and the read's kind, resolving to its milliseconds: run in
+	// the page, or in a Web Worker (the File posted to it), where the
+	// audit's dealer reads.
+	const readJS = `async (f, url, byob) => {
+		const size = f.size, piece = 32 << 20;
 		// Each stream and its reader held while read (as clefcheckReadInto
 		// does): a Blob's stream collected mid-read never ends in Chromium.
-		const held = window.__floorHeld || (window.__floorHeld = new Set());
+		const held = self.__floorHeld || (self.__floorHeld = new Set());
 		const into = async (stream, lane, want) => { const r = stream.getReader({mode: "byob"}), hold = [stream, r]; held.add(hold); try { let buf = bufs[lane], k = 0;
 			while (k < want) { const {done, value} = await r.read(new Uint8Array(buf, k, want - k)); if (value) buf = value.buffer; if (done) break; k += value.byteLength; }
 			bufs[lane] = buf;
@@ -438,23 +443,39 @@ func twinFloors(b *testing.B, p *tab, twinURL, ad, slow string) map[string]float
 		await Promise.race([Promise.all([lane(0), lane(1), lane(2), lane(3)]),
 			new Promise((_, no) => setTimeout(() => no(new Error("the read did not end in 300 s")), 300000))]);
 		if (n !== size) throw new Error("read " + n + " of " + size + " bytes");
-		return performance.now() - t0; })()`
+		return performance.now() - t0; }`
+	floorJS := func(url string, byob, worker bool) string {
+		if !worker {
+			return fmt.Sprintf(`(async () => (%s)(document.querySelector("#floor-file").files[0], %q, %v))()`, readJS, url, byob)
+		}
+		return fmt.Sprintf(`(async () => {
+			const src = "self.onmessage = async (e) => { try { self.postMessage({ms: await (" + %q + ")(e.data.f, e.data.url, e.data.byob)}); } catch (err) { self.postMessage({err: String(err)}); } };";
+			const w = new Worker(URL.createObjectURL(new Blob([src], {type: "text/javascript"})));
+			try {
+				const got = await new Promise((ok) => { w.onmessage = (e) => ok(e.data); w.onerror = (e) => ok({err: e.message}); w.postMessage({f: document.querySelector("#floor-file").files[0], url: %q, byob: %v}); });
+				if (got.err) throw new Error(got.err);
+				return got.ms;
+			} finally { w.terminate(); }
+		})()`, readJS, url, byob)
+	}
 	out := map[string]float64{}
 	for _, src := range []struct {
 		metric, name, url string
-		byob              bool
+		byob, worker      bool
 	}{
-		{"floor-url", "the URL", twinURL + "/twin/adapter/adapter_model.safetensors", false},
-		{"floor-url-byob", "the URL into reused buffers", twinURL + "/twin/adapter/adapter_model.safetensors", true},
-		{"floor-url" + slow, "the URL at " + strings.TrimPrefix(slow, "-") + " MB/s", twinURL + "/slow/twin/adapter/adapter_model.safetensors", false},
-		{"floor-file", "the local file", "", false},
-		{"floor-file-byob", "the local file into reused buffers", "", true},
+		{"floor-url", "the URL", twinURL + "/twin/adapter/adapter_model.safetensors", false, false},
+		{"floor-url-byob", "the URL into reused buffers", twinURL + "/twin/adapter/adapter_model.safetensors", true, false},
+		{"floor-url" + slow, "the URL at " + strings.TrimPrefix(slow, "-") + " MB/s", twinURL + "/slow/twin/adapter/adapter_model.safetensors", false, false},
+		{"floor-file", "the local file", "", false, false},
+		{"floor-file-byob", "the local file into reused buffers", "", true, false},
+		// Where the audit's dealer reads: in a Web Worker.
+		{"floor-file-byob-worker", "the local file into reused buffers in a Web Worker", "", true, true},
 	} {
 		var cpu cpuThreads
 		if os.Getenv("CLEFCHECK_CPU") != "" {
 			cpu = snapshotCPU()
 		}
-		ms, err := eval[float64](p, fmt.Sprintf(floorJS, src.url, src.byob), chromedp.EvalAwaitPromise)
+		ms, err := eval[float64](p, floorJS(src.url, src.byob, src.worker), chromedp.EvalAwaitPromise)
 		if err != nil {
 			b.Fatalf("reading the twin from %s: %v", src.name, err)
 		}
@@ -463,7 +484,7 @@ func twinFloors(b *testing.B, p *tab, twinURL, ad, slow string) map[string]float
 			b.Logf("%s: Chromium's CPU time %.2f s in %.2f s: %s", src.metric, total, ms/1000, by)
 		}
 		b.Logf("floor: the browser reads the twin's 1.40 GB from %s in %.2f s (32 MB pieces, 4 at a time)", src.name, ms/1000)
-		if src.byob {
+		if src.byob && !src.worker {
 			b.Logf("floor: %s: %.2f×the read by arrayBuffer()", src.name, ms/1000/out[strings.TrimSuffix(src.metric, "-byob")])
 		}
 		out[src.metric] = ms / 1000
