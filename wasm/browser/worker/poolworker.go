@@ -111,7 +111,10 @@ func (w *poolWorker) pairs(m msg.Pairs) {
 	if m.Buf.Truthy() && w.pre != nil {
 		// The dealer read this segment's span while we computed. The
 		// previous span is done with (segments are checked one after the
-		// other): drop it and reuse its memory.
+		// other, in Serve's one goroutine: the session's views of it,
+		// source.Viewer, ended with the previous call): drop it and reuse
+		// its memory. This copy is the one the bytes make in this worker:
+		// the checks read them in place.
 		if w.spanFile != "" {
 			w.pre.Preload(w.spanFile, 0, nil)
 		}
