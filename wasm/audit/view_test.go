@@ -62,8 +62,9 @@ func (f *viewFile) View(off int64, n int) ([]byte, bool) {
 // TestViewedFactors: where the source holds a pair's bytes already (a
 // Viewer), the quick and exact audits read them in place, with the very
 // figures and findings of an audit that reads them — on the demo's
-// adapter and on one with a NaN in a factor. The randomized audit's
-// probes keep their own buffers: over the same files they read.
+// adapter and on one with a NaN in a factor. That the files do refuse
+// reads is checked too: the randomized audit's probes read into their own
+// buffers, and over these files they cannot.
 func TestViewedFactors(t *testing.T) {
 	a := load(t)
 	clean := a.write(t, 1)

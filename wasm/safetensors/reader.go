@@ -153,8 +153,8 @@ func (st *Reader) ReadRange(t TensorInfo, from, to int64, buf []byte) ([]byte, e
 
 // View is bytes [from, to) of tensor t without a copy, when the file's
 // reader holds them in memory (source.Viewer): only to be read, and only
-// until the next read of the file. ok is false when they must be read
-// (ReadRange).
+// while the source holds them (until a RangeFS's span is replaced). ok is
+// false when they must be read (ReadRange).
 func (st *Reader) View(t TensorInfo, from, to int64) (b []byte, ok bool) {
 	if from < 0 || to < from || to > t.Bytes() {
 		return nil, false

@@ -13,11 +13,9 @@ type span struct {
 
 // fill copies p from the span if it holds all of [off, off+len(p)).
 func (s span) fill(p []byte, off int64) bool {
-	if s.data == nil || off < s.off || off+int64(len(p)) > s.off+int64(len(s.data)) {
-		return false
-	}
-	copy(p, s.data[off-s.off:])
-	return true
+	b, ok := s.view(off, len(p))
+	copy(p, b)
+	return ok
 }
 
 // view is bytes [off, off+n) of the span, if it holds them all.
@@ -61,10 +59,9 @@ func (s *Spans) Put(name string, off int64, data []byte) {
 
 // Fill copies p from name's span if it holds all of [off, off+len(p)).
 func (s *Spans) Fill(name string, p []byte, off int64) bool {
-	s.mu.Lock()
-	sp, ok := s.m[name]
-	s.mu.Unlock()
-	return ok && sp.fill(p, off)
+	b, ok := s.View(name, off, len(p))
+	copy(p, b)
+	return ok
 }
 
 // View is bytes [off, off+n) of name's span, without a copy, if it holds
