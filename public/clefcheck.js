@@ -126,6 +126,9 @@ async function clefcheckBody(p, signal, n) {
 // the read fails), n the bytes read, more whether the stream had more than
 // want (it is then cancelled). It resolves to null, buf untouched, where
 // the stream is not a byte stream (the caller reads it as before).
+// buf may instead be an Array of ArrayBuffers (pieces: of at least want
+// bytes in all), filled one after the other; it then resolves to
+// {bufs, n, more}, bufs the same pieces handed back in order.
 //
 // The stream and its reader are held (reading) until the read ends: in
 // Chromium 156 a Blob's stream that nothing else referred to was
@@ -159,33 +162,44 @@ self.clefcheckReadInto = async function (stream, buf, want) {
   }
   const held = { stream, reader };
   reading.add(held);
+  const parts = Array.isArray(buf) ? buf.slice() : [buf];
+  const out = (n, more) => (Array.isArray(buf) ? { bufs: parts, n, more } : { buf: parts[0], n, more });
   try {
-    let n = 0;
+    let n = 0, i = 0, at = 0; // n bytes read, at of them into parts[i]
     while (n < want) {
-      const { done, value } = await reader.read(new Uint8Array(buf, n, want - n));
-      if (value) buf = value.buffer;
-      if (done) return { buf, n, more: false };
+      if (at === parts[i].byteLength) {
+        if (i + 1 === parts.length) return out(n, false); // no room left: short
+        i++;
+        at = 0;
+        continue;
+      }
+      const { done, value } = await reader.read(new Uint8Array(parts[i], at, Math.min(parts[i].byteLength - at, want - n)));
+      if (value) parts[i] = value.buffer;
+      if (done) return out(n, false);
       n += value.byteLength;
+      at += value.byteLength;
     }
     // Full: one more byte tells a stream that is longer than asked.
     const { done } = await reader.read(new Uint8Array(1));
     if (!done) reader.cancel().catch(() => {});
-    return { buf, n, more: !done };
+    return out(n, !done);
   } finally {
     reading.delete(held);
   }
 };
 
 // clefcheckReadBlob reads bytes [start, end) of a Blob (a picked File) into
-// into (an ArrayBuffer of at least end-start bytes, transferred:
-// clefcheckReadInto), or into a fresh ArrayBuffer where into is missing or
-// a Blob's stream is not a byte stream; resolves to {buf, n}.
+// into (an ArrayBuffer of at least end-start bytes, or an Array of them,
+// pieces of that many in all; transferred: clefcheckReadInto), or into a
+// fresh ArrayBuffer where into is missing or a Blob's stream is not a byte
+// stream; resolves to {buf, n}, or {bufs, n} for the pieces.
 // The slice is held too while it is read (reading).
 self.clefcheckReadBlob = async function (blob, start, end, into) {
   const part = blob.slice(start, end);
   reading.add(part);
   try {
-    if (into && into.byteLength >= end - start) {
+    const room = !into ? 0 : Array.isArray(into) ? into.reduce((sum, b) => sum + b.byteLength, 0) : into.byteLength;
+    if (into && room >= end - start) {
       let r;
       try {
         r = await self.clefcheckReadInto(part.stream(), into, end - start);
@@ -197,7 +211,7 @@ self.clefcheckReadBlob = async function (blob, start, end, into) {
         await blob.slice(start, Math.min(end, start + 1)).arrayBuffer();
         throw err;
       }
-      if (r) return { buf: r.buf, n: r.more ? end - start + 1 : r.n };
+      if (r) return { buf: r.buf, bufs: r.bufs, n: r.more ? end - start + 1 : r.n };
     }
     const buf = await part.arrayBuffer();
     return { buf, n: buf.byteLength };

@@ -89,7 +89,17 @@ func TestBrowserReadInto(t *testing.T) {
 			const ok = await Promise.race([Promise.all(Array.from({length: 8}, (_, i) => lane(i))).then(() => true), late]);
 			clearInterval(churn);
 			return {n, good: ok && n === big.size}; };
+		// Into pieces (an Array of buffers, filled in order): the bytes
+		// from off across them, each piece handed back in its place.
+		const pieces = async (start, end, sizes) => { const into = sizes.map((n) => new ArrayBuffer(n)); try { const r = await clefcheckReadBlob(blob, start, end, into);
+			if (!r.bufs) return {n: r.n, cap: r.buf.byteLength, good: good(r.buf, r.n, start)};
+			const all = new Uint8Array(r.bufs.reduce((s, b) => s + b.byteLength, 0)); let at = 0; for (const b of r.bufs) { all.set(new Uint8Array(b), at); at += b.byteLength; }
+			return {n: r.n, cap: r.bufs.length, detached: into.every((b) => b.byteLength === 0), good: r.bufs.every((b, i) => b.byteLength === sizes[i]) && good(all.buffer, r.n, start)};
+		} catch (e) { return {error: String(e.message || e)} } };
 		return JSON.stringify({
+			pieces: await pieces(777, 777 + (5 << 19), [1 << 20, 1 << 20, 1 << 20]),
+			piecesEnd: await pieces(data.length - 10, data.length + 100, [4, 1 << 20]),
+			piecesSmall: await pieces(3, 3 + (5 << 19), [1 << 20, 1 << 20]),
 			range: await run((b) => clefcheckFetchRange("/data", 1000, 1000 + (2 << 20) - 1, "", undefined, 0, b), 1000),
 			fetch: await run((b) => clefcheckFetch("/data", "GET", {Range: "bytes=5-" + (5 + (2 << 20) - 1)}, null, 8 << 20, undefined, 0, b), 5),
 			long: await run((b) => clefcheckFetchRange("/long", 0, 99, "", undefined, 0, b), 0, 100),
@@ -139,6 +149,12 @@ func TestBrowserReadInto(t *testing.T) {
 	check("blob", r.N == 2<<20 && r.Good && r.Detached && r.Cap == 4<<20, "2 MiB of the Blob from 777, in the buffer given")
 	r = got["blobEnd"]
 	check("blobEnd", r.N == 10 && r.Good, "the 10 bytes left")
+	r = got["pieces"]
+	check("pieces", r.N == 5<<19 && r.Good && r.Detached && r.Cap == 3, "2.5 MiB of the Blob from 777 across the three 1 MiB pieces given, in order")
+	r = got["piecesEnd"]
+	check("piecesEnd", r.N == 10 && r.Good && r.Cap == 2, "the 10 bytes left: 4 in the first piece, 6 in the second")
+	r = got["piecesSmall"]
+	check("piecesSmall", r.N == 5<<19 && r.Good && r.Cap == 5<<19, "pieces too small for the span: its 2.5 MiB read into a buffer of its own")
 	r = got["blobNoBuffer"]
 	check("blobNoBuffer", r.N == 1<<20 && r.Good && !r.Detached, "1 MiB read into a buffer of its own")
 	r = got["crowd"]

@@ -47,14 +47,23 @@
 //	                                base URL (token optional) or of the Files
 //	                                (an array of File, with their paths in
 //	                                names); spec is a worker.AuditSpec as JSON
-//	{op: "pairs", modules, refs, refLens, buf, len, file, offset}
+//	{op: "piece", buf, file, offset, at, len, total}
+//	                                Piece: bytes [offset+at, offset+at+len)
+//	                                of file, the first len of buf
+//	                                (transferred), part of the span [offset,
+//	                                offset+total) the next pairs checks; a
+//	                                span's pieces come in order, right before
+//	                                it (at most msg.PieceBytes each: why, there)
+//	{op: "pairs", modules, refs, refLens, buf, pieces, len, file, offset}
 //	                                Pairs: check these modules ([string],
 //	                                neighbours in the file) in order; buf,
 //	                                when present, is an ArrayBuffer
 //	                                (transferred) whose first len bytes (all,
 //	                                without len) are bytes [offset,
 //	                                offset+len) of file, read ahead by the
-//	                                dealer; refs (a Float64Array) cut at
+//	                                dealer; pieces, instead of buf: those
+//	                                bytes came in that many pieces just
+//	                                before; refs (a Float64Array) cut at
 //	                                refLens ([number], one per module) are
 //	                                the extraction report's σ of each
 //	                                (audit.Job.Ref: the pool worker reads
@@ -68,8 +77,11 @@
 //	                                Figures: one pair's audit.Figures, as JSON;
 //	                                retries counts the worker's range reads
 //	                                retried so far
-//	{op: "spent", buf}              Spent: a span's buf, copied, handed back
-//	                                (transferred) for the dealer to fill again
+//	{op: "spent", buf, file, offset, len}
+//	                                Spent: a span's (or piece's) buf, copied,
+//	                                handed back (transferred) for the dealer
+//	                                to fill again; it held bytes [offset,
+//	                                offset+len) of file
 //
 // Any engine.wasm worker → whoever started it:
 //

@@ -152,6 +152,9 @@ type Pairs struct {
 	Len     int64
 	File    string
 	Offset  int64
+	// Pieces, without Buf: the span [Offset, Offset+Len) of File came in
+	// this many Piece messages just before.
+	Pieces int
 }
 
 // SpanLen is how many bytes of Buf are the span.
@@ -177,8 +180,12 @@ func (m Pairs) Value() js.Value {
 		}
 		o.Set("refLens", lens)
 	}
-	if m.Buf.Truthy() {
-		o.Set("buf", m.Buf)
+	if m.Buf.Truthy() || m.Pieces > 0 {
+		if m.Buf.Truthy() {
+			o.Set("buf", m.Buf)
+		} else {
+			o.Set("pieces", m.Pieces)
+		}
 		o.Set("file", m.File)
 		o.Set("offset", float64(m.Offset))
 		if m.Len > 0 {
@@ -205,7 +212,44 @@ func PairsOf(v js.Value) Pairs {
 	if n := v.Get("len"); n.Type() == js.TypeNumber {
 		m.Len = int64(n.Float())
 	}
+	if n := v.Get("pieces"); n.Type() == js.TypeNumber && !m.Buf.Truthy() {
+		m.Pieces = n.Int()
+	}
 	return m
+}
+
+// Piece is part of a span the dealer read for a pool worker, sent ahead of
+// the Pairs that checks it (Pairs.Pieces): bytes [Offset+At, Offset+At+Len)
+// of File, the first Len bytes of Buf (post it in the transfer list), of
+// the span [Offset, Offset+Total). A span's pieces go in order, At from 0,
+// one message each, and its Pairs right after them.
+//
+// A span goes in pieces of at most PieceBytes because Chromium collects
+// the garbage of a worker that receives a large ArrayBuffer: one of 16 or
+// 32 MiB in a message started a full collection in the receiving worker
+// about every other time, pieces of 4 or 8 MiB none (two workers passing
+// 88 buffers of 32 MiB back and forth, Chromium 156).
+type Piece struct {
+	Buf                    js.Value
+	File                   string
+	Offset, At, Len, Total int64
+}
+
+// PieceBytes is the most a Piece carries.
+const PieceBytes = 4 << 20
+
+func (m Piece) Value() js.Value {
+	return object(OpPiece, "buf", m.Buf, "file", m.File, "offset", float64(m.Offset), "at", float64(m.At), "len", float64(m.Len), "total", float64(m.Total))
+}
+
+func PieceOf(v js.Value) Piece {
+	num := func(k string) int64 {
+		if n := v.Get(k); n.Type() == js.TypeNumber {
+			return int64(n.Float())
+		}
+		return -1
+	}
+	return Piece{Buf: v.Get("buf"), File: str(v, "file"), Offset: num("offset"), At: num("at"), Len: num("len"), Total: num("total")}
 }
 
 // Spent hands a span's ArrayBuffer back to the dealer once the pool

@@ -17,6 +17,7 @@ const (
 	OpModule Op = "module"
 	OpOpen   Op = "open"
 	OpPairs  Op = "pairs"
+	OpPiece  Op = "piece"
 	// pool worker → dealer
 	OpOpened  Op = "opened"
 	OpFigures Op = "figures"

@@ -48,6 +48,7 @@ type AuditPool struct {
 	bufMu   sync.Mutex
 	bufs    [][]byte   // span buffers free for reuse
 	spent   []js.Value // ArrayBuffers the pool workers handed back
+	pieces  []js.Value // the same, of msg.PieceBytes (pieceBuffers)
 	feedMu  sync.Mutex
 	feeds   map[string]*fileFeed // picked files hashed from the spans (feed.go)
 	planned bool                 // the feeds were told the spans
@@ -145,17 +146,26 @@ func (p *AuditPool) readSpan(ctx context.Context, file string, begin, end int64)
 		if !f.Truthy() {
 			return nil
 		}
-		// Into a buffer a pool worker handed back (a BYOB read:
+		// Into buffers a pool worker handed back (a BYOB read:
 		// clefcheckReadBlob), read as soon as asked (startRead) so that
-		// it is ready when wanted.
+		// they are ready when wanted: pieces (msg.Piece: why) unless a
+		// file's feed takes the span whole.
 		n := int(end - begin)
+		whole := p.feed(file) != nil
 		return func() (js.Value, error) {
-			r, err := browser.Await(js.Global().Call("clefcheckReadBlob", f, float64(begin), float64(end), p.spanBuffer(n)))
+			into := p.spanBuffer(n)
+			if !whole {
+				into = p.pieceBuffers(n)
+			}
+			r, err := browser.Await(js.Global().Call("clefcheckReadBlob", f, float64(begin), float64(end), into))
 			if err != nil {
 				return js.Undefined(), browser.BlobError(err, file)
 			}
 			if got := r.Get("n").Int(); got != n {
 				return js.Undefined(), browser.ShortRead(file, got, n, begin)
+			}
+			if bufs := r.Get("bufs"); bufs.Truthy() {
+				return bufs, nil
 			}
 			return r.Get("buf"), nil
 		}
@@ -259,6 +269,29 @@ func (p *AuditPool) spanBuffer(n int) js.Value {
 	return js.Global().Get("ArrayBuffer").New((n + 16<<20 - 1) &^ (16<<20 - 1))
 }
 
+// pieceBuffers is a JavaScript Array of ArrayBuffers of msg.PieceBytes,
+// enough to hold n bytes: ones pool workers handed back, or new ones.
+func (p *AuditPool) pieceBuffers(n int) js.Value {
+	bufs := js.Global().Get("Array").New()
+	for k := (n + msg.PieceBytes - 1) / msg.PieceBytes; k > 0; k-- {
+		p.bufMu.Lock()
+		var ab js.Value
+		if last := len(p.pieces) - 1; last >= 0 {
+			ab, p.pieces = p.pieces[last], p.pieces[:last]
+		}
+		p.bufMu.Unlock()
+		if !ab.Truthy() {
+			ab = js.Global().Get("ArrayBuffer").New(msg.PieceBytes)
+		}
+		bufs.Call("push", ab)
+	}
+	return bufs
+}
+
+// maxPieces is how many free pieces the dealer keeps: the spans in flight
+// (up to 8 of 32 MiB, as keepSpent keeps) in pieces.
+const maxPieces = 8 * (2 * segmentBytes / msg.PieceBytes)
+
 // keepSpent keeps a span buffer a pool worker handed back (a few: about
 // as many as there are spans in flight).
 func (p *AuditPool) keepSpent(ab js.Value) {
@@ -267,6 +300,12 @@ func (p *AuditPool) keepSpent(ab js.Value) {
 	}
 	p.bufMu.Lock()
 	defer p.bufMu.Unlock()
+	if ab.Get("byteLength").Int() == msg.PieceBytes {
+		if len(p.pieces) < maxPieces {
+			p.pieces = append(p.pieces, ab)
+		}
+		return
+	}
 	p.spent = append(p.spent, ab)
 	if len(p.spent) > 8 {
 		p.spent = p.spent[1:]
@@ -461,7 +500,20 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 			return
 		}
 		go func() {
-			if r := <-ch; r.err == nil && r.buf.Truthy() {
+			r := <-ch
+			if r.err == nil && r.buf.Truthy() && r.buf.InstanceOf(js.Global().Get("Array")) {
+				// The span in pieces, then the pairs (one goroutine
+				// posting them all: nothing comes between).
+				m.Len, m.File, m.Offset, m.Pieces = end-begin, file, begin, r.buf.Length()
+				for k := range m.Pieces {
+					at := int64(k) * msg.PieceBytes
+					piece := msg.Piece{Buf: r.buf.Index(k), File: file, Offset: begin, At: at, Len: min(msg.PieceBytes, end-begin-at), Total: end - begin}
+					workers[w].Call("postMessage", piece.Value(), []any{piece.Buf})
+				}
+				workers[w].Call("postMessage", m.Value())
+				return
+			}
+			if r.err == nil && r.buf.Truthy() {
 				// file is the path the worker opened it by (Reader.Name)
 				m.Buf, m.Len, m.File, m.Offset = r.buf, end-begin, file, begin
 				workers[w].Call("postMessage", m.Value(), []any{r.buf})

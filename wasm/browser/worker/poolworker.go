@@ -69,6 +69,56 @@ type poolWorker struct {
 	pre      preloader // the session's source
 	spanBuf  []byte    // the memory of the current span, reused
 	spanFile string
+	// The span coming in pieces (msg.Piece), for the next pairs: bytes
+	// [pieceOff, pieceOff+pieceGot) of pieceFile are in spanBuf so far, of
+	// pieceTotal.
+	pieceFile                      string
+	pieceOff, pieceGot, pieceTotal int64
+}
+
+// piece copies a piece of the next span into spanBuf (the previous span
+// is done with: see pairs) and hands its buffer back to the dealer. A
+// piece that does not follow the ones before starts nothing: the span is
+// then read by the session itself.
+func (w *poolWorker) piece(m msg.Piece) {
+	ok := m.Buf.Truthy() && m.Len > 0 && m.At >= 0 && m.Offset >= 0 && m.Total > 0 && m.Total <= 4*segmentBytes &&
+		m.At+m.Len <= m.Total && int64(m.Buf.Get("byteLength").Int()) >= m.Len
+	if ok && m.At == 0 {
+		w.drop()
+		if int64(cap(w.spanBuf)) < m.Total {
+			w.spanBuf = make([]byte, m.Total)
+		}
+		w.pieceFile, w.pieceOff, w.pieceGot, w.pieceTotal = m.File, m.Offset, 0, m.Total
+	}
+	if ok && m.File == w.pieceFile && m.Offset == w.pieceOff && m.At == w.pieceGot && m.Total == w.pieceTotal {
+		js.CopyBytesToGo(w.spanBuf[m.At:m.At+m.Len], js.Global().Get("Uint8Array").New(m.Buf, 0, m.Len))
+		w.pieceGot += m.Len
+	} else {
+		w.pieceFile = "" // out of order: this span is not used
+	}
+	if m.Buf.Truthy() {
+		js.Global().Call("postMessage", msg.Spent{Buf: m.Buf, File: m.File, Offset: m.Offset + m.At, Len: m.Len}.Value(), []any{m.Buf})
+	}
+}
+
+// takePieces preloads the span that came in pieces just before the pairs
+// m, if it came whole and is the one m says.
+func (w *poolWorker) takePieces(m msg.Pairs) bool {
+	ok := w.pieceFile != "" && w.pieceFile == m.File && w.pieceOff == m.Offset && w.pieceGot == m.Len && w.pieceTotal == m.Len
+	if ok {
+		w.spanFile = m.File
+		w.pre.Preload(w.spanFile, m.Offset, w.spanBuf[:m.Len])
+	}
+	w.pieceFile = ""
+	return ok
+}
+
+// drop ends the preloaded span (its views ended with the previous pairs).
+func (w *poolWorker) drop() {
+	if w.spanFile != "" && w.pre != nil {
+		w.pre.Preload(w.spanFile, 0, nil)
+	}
+	w.spanFile = ""
 }
 
 func (w *poolWorker) fail(err string) { w.post(msg.Error{Msg: err}.Value()) }
@@ -108,6 +158,9 @@ func (w *poolWorker) pairs(m msg.Pairs) {
 		w.fail("pairs: the extraction report's singular values do not fit the modules dealt")
 		return
 	}
+	if m.Pieces > 0 && w.pre != nil {
+		w.takePieces(m)
+	}
 	if m.Buf.Truthy() && w.pre != nil {
 		// The dealer read this segment's span while we computed. The
 		// previous span is done with (segments are checked one after the
@@ -115,9 +168,7 @@ func (w *poolWorker) pairs(m msg.Pairs) {
 		// source.Viewer, ended with the previous call): drop it and reuse
 		// its memory. This copy is the one the bytes make in this worker:
 		// the checks read them in place.
-		if w.spanFile != "" {
-			w.pre.Preload(w.spanFile, 0, nil)
-		}
+		w.drop()
 		n := int(m.SpanLen())
 		if cap(w.spanBuf) < n {
 			w.spanBuf = make([]byte, n)

@@ -75,6 +75,8 @@ func Serve() {
 			logStacks(msg.StacksOf(m).Why)
 		case msg.OpOpen:
 			pool.open(msg.OpenOf(m))
+		case msg.OpPiece:
+			pool.piece(msg.PieceOf(m))
 		case msg.OpPairs:
 			pool.pairs(msg.PairsOf(m))
 		}
