@@ -8,6 +8,7 @@ package browsertest
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -73,7 +74,9 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 // Cache-Control: the browser's cache keeps nothing of it), with the
 // SHA-256: the digest worker hashes the spans the dealer fetched for the
 // pool (the URL's feed), the file still crosses the link once, and its
-// digest is the file's.
+// digest is the file's. Last, the same files picked, without the SHA-256
+// (spans sent to the pool workers in pieces): every matrix's figures are
+// those of the audit from the URL.
 func TestBrowserSpanReadsOnce(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := world.FullLayers(dir, 1, 4); err != nil {
@@ -123,6 +126,7 @@ func TestBrowserSpanReadsOnce(t *testing.T) {
 	if err := p.waitJS("the engine worker to list its claims profiles", engineListed, time.Minute); err != nil {
 		t.Fatal(err)
 	}
+	var fromURL map[string]string // the cdn-nodigest audit's matrices
 	for _, c := range []struct {
 		run    string
 		digest bool
@@ -204,7 +208,55 @@ func TestBrowserSpanReadsOnce(t *testing.T) {
 			t.Errorf("%s: only %d span reads: the spans were not read apart, and the test shows nothing", what, n)
 		}
 		l.mu.Unlock()
+		if c.run == "cdn-nodigest" {
+			fromURL = matricesOf(t, p)
+		}
 	}
+	// The same files picked, without the SHA-256: the dealer reads each
+	// span from the File into pieces of 4 MiB (msg.Piece), which the pool
+	// workers put back together. Their figures are the ones of the audit
+	// from the URL, whose spans went whole: the same bytes, in the same
+	// order, checked by the same kernels.
+	p.run(`(() => { const c = document.querySelector("#no-digest"); if (c && !c.checked) c.click(); })()`)
+	p.run(`document.querySelectorAll("#verdict").forEach(e => e.remove())`)
+	p.upload("#adapter-files", filepath.Join(ad, "adapter_config.json"), filepath.Join(ad, "adapter_model.safetensors"), filepath.Join(ad, "extraction-report.json"))
+	if v, err := p.waitText("#verdict", "", 3*time.Minute); err != nil || !(strings.Contains(v, "PASS") || strings.Contains(v, "WARN")) {
+		p.shot("spans-picked")
+		t.Fatalf("the picked files: verdict %q (%v): %s", v, err, clip(p.text("main"), 1500))
+	}
+	picked := matricesOf(t, p)
+	if len(picked) != len(fromURL) || len(picked) < 31 {
+		t.Fatalf("the picked files: %d matrices, from the URL %d (the twin has 31 pairs)", len(picked), len(fromURL))
+	}
+	for mod, f := range fromURL {
+		if picked[mod] != f {
+			t.Errorf("%s: picked %s, from the URL %s", mod, clip(picked[mod], 300), clip(f, 300))
+		}
+	}
+}
+
+// matricesOf is the page's last audit's figures of each matrix, as JSON,
+// by module.
+func matricesOf(t *testing.T, p *tab) map[string]string {
+	t.Helper()
+	if err := p.waitJS("the download button", `!!document.querySelector("#download-json")`, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Matrices []json.RawMessage `json:"matrices"`
+	}
+	jsonOf(t, pageReport(t, p), &r)
+	out := map[string]string{}
+	for _, m := range r.Matrices {
+		var k struct {
+			Module string `json:"module"`
+		}
+		if err := json.Unmarshal(m, &k); err != nil || k.Module == "" {
+			t.Fatalf("a matrix without its module: %s", clip(string(m), 200))
+		}
+		out[k.Module] = string(m)
+	}
+	return out
 }
 
 // urlFed checks the page's last audit (of the twin in ad, from a URL the

@@ -288,8 +288,9 @@ func (p *AuditPool) pieceBuffers(n int) js.Value {
 	return bufs
 }
 
-// maxPieces is how many free pieces the dealer keeps: the spans in flight
-// (up to 8 of 32 MiB, as keepSpent keeps) in pieces.
+// maxPieces is how many free pieces the dealer keeps at most: 8 spans of
+// the largest it reads whole (2·segmentBytes), in pieces. It holds only as
+// many as were ever in flight at once (2 workers, 2 segments each: 32).
 const maxPieces = 8 * (2 * segmentBytes / msg.PieceBytes)
 
 // keepSpent keeps a span buffer a pool worker handed back (a few: about
