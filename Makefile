@@ -152,6 +152,8 @@ bench: build
 	scripts/bench.sh $(BIN) $(FULL)
 	$(SIMD) $(GO) test -run XXX -bench . -benchtime 100x ./wasm/spectral
 	$(SIMD) $(GO) test -run XXX -bench ScanKernels ./wasm/dtype
+	$(GO) test -run XXX -bench Parse -count 5 ./wasm/extraction
+	GOOS=js GOARCH=wasm $(GO) test -run XXX -bench Parse -count 5 -exec "node $(CURDIR)/scripts/wasm-node.js" ./wasm/extraction
 
 clean:
 	rm -rf bin $(BUILD) $(DEMO)

@@ -68,8 +68,8 @@ func Load(fsys fs.FS, name string) (*Report, error) {
 }
 
 // ParseYield is Parse, calling yield (when not nil) after each matrix: the
-// real report is ~1.2 MB of numbers, 100–200 ms of decoding in a browser's
-// wasm, which must not be one long task.
+// real report is ~1.2 MB of numbers, tens of milliseconds of decoding in a
+// browser's wasm even read fast (fast.go), which must not be one long task.
 func ParseYield(data []byte, name string, yield func()) (*Report, error) {
 	bad := func(format string, a ...any) error {
 		return &report.Error{Code: report.ReportMismatch, Subject: name, Msg: fmt.Sprintf(format, a...)}
@@ -79,6 +79,38 @@ func ParseYield(data []byte, name string, yield func()) (*Report, error) {
 	}
 	if len(data) > MaxSize {
 		return nil, limit("the report is %d bytes, more than %d (extraction.MaxSize)", len(data), MaxSize)
+	}
+	r, ok := decodeFast(data, yield)
+	if !ok {
+		var err error
+		if r, err = decodeJSON(data, name, yield); err != nil {
+			return nil, err
+		}
+	}
+	if r.Format != Format {
+		return nil, bad("format is %s, want %q", report.Clip(strconv.Quote(r.Format), 80), Format)
+	}
+	r.byModule = map[string]int{}
+	for i, m := range r.Matrices {
+		if m.Module == "" {
+			return nil, bad("matrix %d has no module name", i)
+		}
+		if _, dup := r.byModule[m.Module]; dup {
+			return nil, bad("module %s is listed twice", report.Clip(strconv.Quote(m.Module), 120))
+		}
+		r.byModule[m.Module] = i
+	}
+	return r, nil
+}
+
+// decodeJSON is ParseYield's reading by encoding/json: of any report
+// decodeFast does not read (fast.go), and the one that says what is wrong.
+func decodeJSON(data []byte, name string, yield func()) (*Report, error) {
+	bad := func(format string, a ...any) error {
+		return &report.Error{Code: report.ReportMismatch, Subject: name, Msg: fmt.Sprintf(format, a...)}
+	}
+	limit := func(format string, a ...any) error {
+		return &report.Error{Code: report.LimitExceeded, Subject: name, Msg: fmt.Sprintf(format, a...)}
 	}
 	// The top-level object is read key by key and the matrices one by one,
 	// so that none is held twice and their count is checked as they come.
@@ -143,19 +175,6 @@ func ParseYield(data []byte, name string, yield func()) (*Report, error) {
 	}
 	if _, err := dec.Token(); err != nil {
 		return nil, bad("not a readable extraction report: %v", err)
-	}
-	if r.Format != Format {
-		return nil, bad("format is %s, want %q", report.Clip(strconv.Quote(r.Format), 80), Format)
-	}
-	r.byModule = map[string]int{}
-	for i, m := range r.Matrices {
-		if m.Module == "" {
-			return nil, bad("matrix %d has no module name", i)
-		}
-		if _, dup := r.byModule[m.Module]; dup {
-			return nil, bad("module %s is listed twice", report.Clip(strconv.Quote(m.Module), 120))
-		}
-		r.byModule[m.Module] = i
 	}
 	return &r, nil
 }
