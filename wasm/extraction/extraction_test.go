@@ -195,10 +195,14 @@ func TestDecodeFast(t *testing.T) {
 		`{` + f + `,"matrices":[{"module":"a","singular_values":[Infinity]}]}`, `{` + f + `,"matrices":[{"module":"a","delta_fro":"1"}]}`,
 		`{` + f + `,"matrices":[{"module":"a","ſhape":[1]}]}`, `{` + f + `,"matrices":[{"module":"a","x":[1}]}`,
 		`{` + f + `,"matrices":[1]}`, `{` + f + `,"matrices":{}}`, "{" + f + `,"matrices":[{"module":"a` + "\xff" + `"}]}`,
-		`{` + f + `,"matrices":[{"module":"a","singular_values":[1,]}]}`, `{` + f + `,"rank":"3"}`,
+		`{` + f + `,"matrices":[{"module":"a","singular_values":[1,]}]}`, `{` + f + `,"rank":"3"}`, "{}\x00",
+		// Nested past encoding/json's 10,000 levels counted from the
+		// report (not from the value), and far less deep.
+		`{` + f + `,"matrices":[{"module":"a","x":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}]}`,
+		`{` + f + `,"future":` + strings.Repeat(`{"a":`, 600) + `1` + strings.Repeat("}", 600) + `}`,
 	} {
 		if sameAsJSON(t, []byte(s)) {
-			t.Errorf("%q: read fast, want encoding/json's reading", s)
+			t.Errorf("%q: read fast, want encoding/json's reading", clipped([]byte(s)))
 		}
 	}
 	// The limits stop the fast reading too (Parse then names them).

@@ -157,6 +157,12 @@ func (p *fastReader) floatPtr() (*float64, bool) {
 	return &v, ok
 }
 
+// maxSkipDepth bounds the nesting of a value skip passes over: encoding/json
+// refuses more than 10,000 levels counted from where it starts, which is the
+// report's object for decodeJSON, not the value; anything near that is left
+// to decodeJSON.
+const maxSkipDepth = 512
+
 // skip passes over one value, strings and nesting followed; it does not
 // check the value (the caller hands it to encoding/json, which does).
 func (p *fastReader) skip() ([]byte, bool) {
@@ -179,7 +185,9 @@ func (p *fastReader) skip() ([]byte, bool) {
 			}
 			continue
 		case '[', '{':
-			depth++
+			if depth++; depth > maxSkipDepth {
+				return nil, false
+			}
 		case ']', '}':
 			if depth == 0 { // a number or literal, ended by its container's end
 				return p.b[start:p.i], p.i > start
@@ -370,8 +378,8 @@ func decodeFast(data []byte, yield func()) (r *Report, ok bool) {
 			}
 		}
 	}
-	if p.peek() != 0 {
-		return nil, false // bytes after the report: Parse decides
+	if p.space(); p.i < len(p.b) {
+		return nil, false // bytes after the report: decodeJSON decides
 	}
 	return r, true
 }
