@@ -229,9 +229,10 @@ self.clefcheckReadBlob = async function (blob, start, end, into) {
 // source.HTTP.ReadWith) fetches the audit pool workers' next segments with
 // it while they compute, and transfers the buffers to them (no copy through
 // its Go memory). With into (an ArrayBuffer of at least end-start+1
-// bytes, which is then transferred: clefcheckReadInto) the body is read
-// into it; n is the body's length (end-start+2 for one longer than the
-// range), buf's byteLength may be more.
+// bytes, or an Array of them with that many in all, then transferred:
+// clefcheckReadInto) the body is read into it, and comes back as buf, or
+// as bufs for the Array; n is the body's length (end-start+2 for one
+// longer than the range), buf's byteLength may be more.
 self.clefcheckFetchRange = async function (url, start, end, token, signal, answerMs, into) {
   const headers = { Range: "bytes=" + start + "-" + end };
   if (token) headers.Authorization = "Bearer " + token;
@@ -241,9 +242,10 @@ self.clefcheckFetchRange = async function (url, start, end, token, signal, answe
   resp.headers.forEach((v, k) => { hdrs[k.toLowerCase()] = v; });
   let buf = null, n = 0;
   const want = end - start + 1;
-  if (resp.status === 206 && into && into.byteLength >= want && resp.body) {
+  const room = !into ? 0 : Array.isArray(into) ? into.reduce((sum, b) => sum + b.byteLength, 0) : into.byteLength;
+  if (resp.status === 206 && into && room >= want && resp.body) {
     const r = await clefcheckBody(self.clefcheckReadInto(resp.body, into, want), signal, -1);
-    if (r) return { status: resp.status, headers: hdrs, url: resp.url, buf: r.buf, n: r.more ? want + 1 : r.n };
+    if (r) return { status: resp.status, headers: hdrs, url: resp.url, buf: r.buf, bufs: r.bufs, n: r.more ? want + 1 : r.n };
   }
   if (resp.status === 206) {
     buf = await clefcheckBody(resp.arrayBuffer(), signal, -1);

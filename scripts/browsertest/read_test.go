@@ -22,7 +22,8 @@ import (
 // a range read whole, a body longer than asked (flagged, never silently
 // cut; Chromium may refuse it first), a body shorter than its Content-Range (its length, which the
 // engine retries), a body cut mid-way (rejected as cut short), a slice of
-// a Blob and one past its end — transfer the buffer they fill, and leave
+// a Blob and one past its end, pieces (an Array of buffers, from a Blob
+// and from a URL) — transfer the buffer they fill, and leave
 // a stream that is not a byte stream to the caller (null, its buffer
 // untouched).
 func TestBrowserReadInto(t *testing.T) {
@@ -91,15 +92,20 @@ func TestBrowserReadInto(t *testing.T) {
 			return {n, good: ok && n === big.size}; };
 		// Into pieces (an Array of buffers, filled in order): the bytes
 		// from off across them, each piece handed back in its place.
-		const pieces = async (start, end, sizes) => { const into = sizes.map((n) => new ArrayBuffer(n)); try { const r = await clefcheckReadBlob(blob, start, end, into);
-			if (!r.bufs) return {n: r.n, cap: r.buf.byteLength, good: good(r.buf, r.n, start)};
+		const piecesOf = async (read, start, sizes) => { const into = sizes.map((n) => new ArrayBuffer(n)); try { const r = await read(into);
+			if (!r.bufs) return {n: r.n, cap: r.buf.byteLength, good: good(r.buf, r.n, start), detached: into.some((b) => b.byteLength === 0), status: r.status || 0};
 			const all = new Uint8Array(r.bufs.reduce((s, b) => s + b.byteLength, 0)); let at = 0; for (const b of r.bufs) { all.set(new Uint8Array(b), at); at += b.byteLength; }
-			return {n: r.n, cap: r.bufs.length, detached: into.every((b) => b.byteLength === 0), good: r.bufs.every((b, i) => b.byteLength === sizes[i]) && good(all.buffer, r.n, start)};
+			return {n: r.n, cap: r.bufs.length, detached: into.every((b) => b.byteLength === 0), good: r.bufs.every((b, i) => b.byteLength === sizes[i]) && good(all.buffer, r.n, start), status: r.status || 0};
 		} catch (e) { return {error: String(e.message || e)} } };
+		const pieces = (start, end, sizes) => piecesOf((into) => clefcheckReadBlob(blob, start, end, into), start, sizes);
+		const rangePieces = (path, start, end, sizes) => piecesOf((into) => clefcheckFetchRange(path, start, end, "", undefined, 0, into), start, sizes);
 		return JSON.stringify({
 			pieces: await pieces(777, 777 + (5 << 19), [1 << 20, 1 << 20, 1 << 20]),
 			piecesEnd: await pieces(data.length - 10, data.length + 100, [4, 1 << 20]),
 			piecesSmall: await pieces(3, 3 + (5 << 19), [1 << 20, 1 << 20]),
+			rangePieces: await rangePieces("/data", 1000, 1000 + (5 << 19) - 1, [1 << 20, 1 << 20, 1 << 20]),
+			rangePiecesShort: await rangePieces("/short", 0, 99, [64, 64]),
+			rangePiecesSmall: await rangePieces("/data", 3, 3 + (5 << 19) - 1, [1 << 20, 1 << 20]),
 			range: await run((b) => clefcheckFetchRange("/data", 1000, 1000 + (2 << 20) - 1, "", undefined, 0, b), 1000),
 			fetch: await run((b) => clefcheckFetch("/data", "GET", {Range: "bytes=5-" + (5 + (2 << 20) - 1)}, null, 8 << 20, undefined, 0, b), 5),
 			long: await run((b) => clefcheckFetchRange("/long", 0, 99, "", undefined, 0, b), 0, 100),
@@ -155,6 +161,12 @@ func TestBrowserReadInto(t *testing.T) {
 	check("piecesEnd", r.N == 10 && r.Good && r.Cap == 2, "the 10 bytes left: 4 in the first piece, 6 in the second")
 	r = got["piecesSmall"]
 	check("piecesSmall", r.N == 5<<19 && r.Good && r.Cap == 5<<19, "pieces too small for the span: its 2.5 MiB read into a buffer of its own")
+	r = got["rangePieces"]
+	check("rangePieces", r.Status == 206 && r.N == 5<<19 && r.Good && r.Detached && r.Cap == 3, "206, 2.5 MiB of data's bytes from 1000 across the three 1 MiB pieces given, in order")
+	r = got["rangePiecesShort"]
+	check("rangePiecesShort", r.Status == 206 && r.N == 50 && r.Good && r.Cap == 2, "the 50 bytes sent (shorter than the range says) in the first piece, both pieces handed back")
+	r = got["rangePiecesSmall"]
+	check("rangePiecesSmall", r.Status == 206 && r.N == 5<<19 && r.Good && !r.Detached && r.Cap == 5<<19, "pieces too small for the range: its 2.5 MiB read into a buffer of its own, the pieces untouched")
 	r = got["blobNoBuffer"]
 	check("blobNoBuffer", r.N == 1<<20 && r.Good && !r.Detached, "1 MiB read into a buffer of its own")
 	r = got["crowd"]

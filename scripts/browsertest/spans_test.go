@@ -126,11 +126,17 @@ func TestBrowserSpanReadsOnce(t *testing.T) {
 	if err := p.waitJS("the engine worker to list its claims profiles", engineListed, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	var fromURL map[string]string // the cdn-nodigest audit's matrices
+	// The matrices' figures of the cdn-digest audit, whose spans go whole
+	// to the pool workers (the digest worker hashes them as they pass),
+	// and of cdn-nodigest (through the engine worker's cache) and
+	// plain-nodigest (fetched straight into buffers), whose spans go in
+	// pieces of 4 MiB (msg.Piece), which the pool workers put back
+	// together.
+	var whole, fromURL, fromPlain map[string]string
 	for _, c := range []struct {
 		run    string
 		digest bool
-	}{{"cdn-digest", true}, {"cdn-nodigest", false}, {"plain-digest", true}} {
+	}{{"cdn-digest", true}, {"cdn-nodigest", false}, {"plain-digest", true}, {"plain-nodigest", false}} {
 		digest := c.digest
 		what := map[bool]string{true: "with the files' SHA-256", false: "without the files' SHA-256"}[digest] + " (" + c.run + ")"
 		l := &rangeLog{ranges: map[string]int{}}
@@ -208,15 +214,19 @@ func TestBrowserSpanReadsOnce(t *testing.T) {
 			t.Errorf("%s: only %d span reads: the spans were not read apart, and the test shows nothing", what, n)
 		}
 		l.mu.Unlock()
-		if c.run == "cdn-nodigest" {
+		switch c.run {
+		case "cdn-digest":
+			whole = matricesOf(t, p)
+		case "cdn-nodigest":
 			fromURL = matricesOf(t, p)
+		case "plain-nodigest":
+			fromPlain = matricesOf(t, p)
 		}
 	}
 	// The same files picked, without the SHA-256: the dealer reads each
-	// span from the File into pieces of 4 MiB (msg.Piece), which the pool
-	// workers put back together. Their figures are the ones of the audit
-	// from the URL, whose spans went whole: the same bytes, in the same
-	// order, checked by the same kernels.
+	// span from the File into pieces too. Both audits in pieces have the
+	// figures of the one whose spans went whole: the same bytes, in the
+	// same order, checked by the same kernels.
 	p.run(`(() => { const c = document.querySelector("#no-digest"); if (c && !c.checked) c.click(); })()`)
 	p.run(`document.querySelectorAll("#verdict").forEach(e => e.remove())`)
 	p.upload("#adapter-files", filepath.Join(ad, "adapter_config.json"), filepath.Join(ad, "adapter_model.safetensors"), filepath.Join(ad, "extraction-report.json"))
@@ -225,12 +235,14 @@ func TestBrowserSpanReadsOnce(t *testing.T) {
 		t.Fatalf("the picked files: verdict %q (%v): %s", v, err, clip(p.text("main"), 1500))
 	}
 	picked := matricesOf(t, p)
-	if len(picked) != len(fromURL) || len(picked) < 31 {
-		t.Fatalf("the picked files: %d matrices, from the URL %d (the twin has 31 pairs)", len(picked), len(fromURL))
-	}
-	for mod, f := range fromURL {
-		if picked[mod] != f {
-			t.Errorf("%s: picked %s, from the URL %s", mod, clip(picked[mod], 300), clip(f, 300))
+	for what, got := range map[string]map[string]string{"the picked files": picked, "the cached URL without the SHA-256": fromURL, "the plain URL without the SHA-256": fromPlain} {
+		if len(got) != len(whole) || len(got) < 31 {
+			t.Fatalf("%s: %d matrices, the spans sent whole %d (the twin has 31 pairs)", what, len(got), len(whole))
+		}
+		for mod, f := range whole {
+			if got[mod] != f {
+				t.Errorf("%s: %s: %s, with the spans whole %s", what, mod, clip(got[mod], 300), clip(f, 300))
+			}
 		}
 	}
 }

@@ -180,18 +180,42 @@ func (p *AuditPool) readSpan(ctx context.Context, file string, begin, end int64)
 		return nil
 	}
 	return func() (js.Value, error) {
-		return p.fetchRange(ctx, file, begin, end, js.Undefined())
+		if p.feed(file) != nil {
+			return p.fetchRange(ctx, file, begin, end, js.Undefined()) // the feed takes it whole
+		}
+		// In pieces (msg.Piece), as from picked files: a 32 MiB body in
+		// one message starts a full collection in the worker it reaches.
+		return p.fetchRange(ctx, file, begin, end, p.pieceBuffers(int(end-begin)))
 	}
+}
+
+// room is how many bytes into holds: an ArrayBuffer, or an Array of them
+// (pieceBuffers); 0 for anything else.
+func room(into js.Value) int {
+	if into.InstanceOf(js.Global().Get("Array")) {
+		n := 0
+		for i := range into.Length() {
+			n += room(into.Index(i))
+		}
+		return n
+	}
+	if !into.Truthy() || into.Get("byteLength").Type() != js.TypeNumber {
+		return 0
+	}
+	return into.Get("byteLength").Int()
 }
 
 // fetchRange reads bytes [begin, end) of file from the URL into an
 // ArrayBuffer (clefcheckFetchRange, a BYOB read, retried as Src's policy
 // says) and resolves to it: the first try reads into into when it is big
 // enough, each other try into a buffer a pool worker handed back (a try
-// that fails may leave its buffer transferred).
+// that fails may leave its buffer transferred). When into is an Array of
+// pieces (pieceBuffers), every try reads into pieces and the span comes
+// back as an Array of them.
 func (p *AuditPool) fetchRange(ctx context.Context, file string, begin, end int64, into js.Value) (js.Value, error) {
 	fetchRange := js.Global().Get("clefcheckFetchRange")
 	buf := js.Undefined()
+	pieces := into.InstanceOf(js.Global().Get("Array"))
 	err := p.Src.ReadWith(ctx, file, begin, end-begin, func(ctx context.Context, u string, hdr map[string]string) (*fetch.Response, int64, error) {
 		if buf.Truthy() {
 			p.keepSpent(buf) // a try's body that was not accepted
@@ -203,13 +227,21 @@ func (p *AuditPool) fetchRange(ctx context.Context, file string, begin, end int6
 		token := strings.TrimPrefix(hdr["Authorization"], "Bearer ")
 		within := p.Src.AnswerWithin()
 		try := into
-		if !try.Truthy() || try.Get("byteLength").Int() < int(end-begin) {
-			try = p.spanBuffer(int(end - begin))
+		if room(try) < int(end-begin) {
+			if pieces {
+				try = p.pieceBuffers(int(end - begin))
+			} else {
+				try = p.spanBuffer(int(end - begin))
+			}
 		}
 		into = js.Undefined()
 		v, err := browser.Await(fetchRange.Invoke(u, float64(begin), float64(end-1), token, ac.Get("signal"), float64(within.Milliseconds()), try))
-		if try.Get("byteLength").Int() > 0 {
-			p.keepSpent(try) // not taken (an answer other than 206)
+		if err != nil || !v.Get("bufs").Truthy() {
+			// What was not taken (an answer other than 206, a body cut
+			// short): transferred buffers are 0 bytes long, and keepSpent
+			// passes them by. Pieces that came back (bufs) are all the
+			// answer's, even those the body did not reach.
+			p.keepSpent(try)
 		}
 		switch {
 		case ctx.Err() != nil:
@@ -229,7 +261,9 @@ func (p *AuditPool) fetchRange(ctx context.Context, file string, begin, end int6
 			resp.Header[k] = h.Get(k).String()
 		}
 		var n int64
-		if b := v.Get("buf"); b.Truthy() {
+		if b := v.Get("bufs"); b.Truthy() {
+			buf, n = b, int64(v.Get("n").Int())
+		} else if b := v.Get("buf"); b.Truthy() {
 			buf, n = b, int64(v.Get("n").Int())
 		}
 		return resp, n, nil
@@ -238,7 +272,7 @@ func (p *AuditPool) fetchRange(ctx context.Context, file string, begin, end int6
 }
 
 // viaGo is a span read into a Go buffer of n bytes by read, then copied
-// into an ArrayBuffer to transfer.
+// into pieces (pieceBuffers) to transfer.
 func (p *AuditPool) viaGo(read func([]byte) error, n int64) func() (js.Value, error) {
 	return func() (js.Value, error) {
 		buf := p.buffer(n)
@@ -246,9 +280,14 @@ func (p *AuditPool) viaGo(read func([]byte) error, n int64) func() (js.Value, er
 		if err := read(buf); err != nil {
 			return js.Undefined(), err
 		}
-		ab := p.spanBuffer(len(buf))
-		js.CopyBytesToJS(js.Global().Get("Uint8Array").New(ab, 0, len(buf)), buf)
-		return ab, nil
+		// In pieces (msg.Piece: why).
+		bufs := p.pieceBuffers(len(buf))
+		for k := range bufs.Length() {
+			at := k * msg.PieceBytes
+			piece := buf[at:min(len(buf), at+msg.PieceBytes)]
+			js.CopyBytesToJS(js.Global().Get("Uint8Array").New(bufs.Index(k), 0, len(piece)), piece)
+		}
+		return bufs, nil
 	}
 }
 
@@ -296,6 +335,12 @@ const maxPieces = 8 * (2 * segmentBytes / msg.PieceBytes)
 // keepSpent keeps a span buffer a pool worker handed back (a few: about
 // as many as there are spans in flight).
 func (p *AuditPool) keepSpent(ab js.Value) {
+	if ab.InstanceOf(js.Global().Get("Array")) { // pieces
+		for i := range ab.Length() {
+			p.keepSpent(ab.Index(i))
+		}
+		return
+	}
 	if !ab.Truthy() || ab.Get("byteLength").Type() != js.TypeNumber || ab.Get("byteLength").Int() == 0 {
 		return // a transferred (detached) buffer is 0 bytes long
 	}
