@@ -153,6 +153,10 @@ self.clefcheckRetire = (w, now) => {
   if (now) w.terminate();
 };
 
+// clefcheckRoom is how many bytes into holds: an ArrayBuffer, or an Array
+// of them (pieces), 0 when there is none.
+const clefcheckRoom = (into) => (!into ? 0 : Array.isArray(into) ? into.reduce((sum, b) => sum + b.byteLength, 0) : into.byteLength);
+
 self.clefcheckReadInto = async function (stream, buf, want) {
   let reader;
   try {
@@ -198,7 +202,7 @@ self.clefcheckReadBlob = async function (blob, start, end, into) {
   const part = blob.slice(start, end);
   reading.add(part);
   try {
-    const room = !into ? 0 : Array.isArray(into) ? into.reduce((sum, b) => sum + b.byteLength, 0) : into.byteLength;
+    const room = clefcheckRoom(into);
     if (into && room >= end - start) {
       let r;
       try {
@@ -242,7 +246,7 @@ self.clefcheckFetchRange = async function (url, start, end, token, signal, answe
   resp.headers.forEach((v, k) => { hdrs[k.toLowerCase()] = v; });
   let buf = null, n = 0;
   const want = end - start + 1;
-  const room = !into ? 0 : Array.isArray(into) ? into.reduce((sum, b) => sum + b.byteLength, 0) : into.byteLength;
+  const room = clefcheckRoom(into);
   if (resp.status === 206 && into && room >= want && resp.body) {
     const r = await clefcheckBody(self.clefcheckReadInto(resp.body, into, want), signal, -1);
     if (r) return { status: resp.status, headers: hdrs, url: resp.url, buf: r.buf, bufs: r.bufs, n: r.more ? want + 1 : r.n };

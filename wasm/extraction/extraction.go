@@ -71,12 +71,7 @@ func Load(fsys fs.FS, name string) (*Report, error) {
 // real report is ~1.2 MB of numbers, tens of milliseconds of decoding in a
 // browser's wasm even read fast (fast.go), which must not be one long task.
 func ParseYield(data []byte, name string, yield func()) (*Report, error) {
-	bad := func(format string, a ...any) error {
-		return &report.Error{Code: report.ReportMismatch, Subject: name, Msg: fmt.Sprintf(format, a...)}
-	}
-	limit := func(format string, a ...any) error {
-		return &report.Error{Code: report.LimitExceeded, Subject: name, Msg: fmt.Sprintf(format, a...)}
-	}
+	bad, limit := errorsFor(name)
 	if len(data) > MaxSize {
 		return nil, limit("the report is %d bytes, more than %d (extraction.MaxSize)", len(data), MaxSize)
 	}
@@ -103,15 +98,21 @@ func ParseYield(data []byte, name string, yield func()) (*Report, error) {
 	return r, nil
 }
 
+// errorsFor makes the report's errors: bad (report.mismatch: it cannot be
+// used) and limit (limit.exceeded), about the report name.
+func errorsFor(name string) (bad, limit func(format string, a ...any) error) {
+	of := func(code report.Code) func(string, ...any) error {
+		return func(format string, a ...any) error {
+			return &report.Error{Code: code, Subject: name, Msg: fmt.Sprintf(format, a...)}
+		}
+	}
+	return of(report.ReportMismatch), of(report.LimitExceeded)
+}
+
 // decodeJSON is ParseYield's reading by encoding/json: of any report
 // decodeFast does not read (fast.go), and the one that says what is wrong.
 func decodeJSON(data []byte, name string, yield func()) (*Report, error) {
-	bad := func(format string, a ...any) error {
-		return &report.Error{Code: report.ReportMismatch, Subject: name, Msg: fmt.Sprintf(format, a...)}
-	}
-	limit := func(format string, a ...any) error {
-		return &report.Error{Code: report.LimitExceeded, Subject: name, Msg: fmt.Sprintf(format, a...)}
-	}
+	bad, limit := errorsFor(name)
 	// The top-level object is read key by key and the matrices one by one,
 	// so that none is held twice and their count is checked as they come.
 	dec := json.NewDecoder(bytes.NewReader(data))

@@ -302,25 +302,16 @@ func (p *fastReader) field(m *Matrix, key string) bool {
 			return false
 		}
 		m.SingularValues = []float64{}
-		if p.eat(']') {
-			return true
-		}
-		for {
+		return p.list(func() bool {
 			if len(m.SingularValues) == MaxSingularValues {
 				return false // Parse says so
 			}
 			v, ok := p.number()
-			if !ok {
-				return false
+			if ok {
+				m.SingularValues = append(m.SingularValues, v)
 			}
-			m.SingularValues = append(m.SingularValues, v)
-			if p.eat(']') {
-				return true
-			}
-			if !p.eat(',') {
-				return false
-			}
-		}
+			return ok
+		})
 	case "delta_fro":
 		m.DeltaFro, ok = p.floatPtr()
 	case "residual_fro":
@@ -392,10 +383,7 @@ func (p *fastReader) matrices(r *Report, yield func()) bool {
 		return false
 	}
 	r.Matrices = []Matrix{}
-	if p.eat(']') {
-		return true
-	}
-	for {
+	return p.list(func() bool {
 		if len(r.Matrices) == MaxMatrices {
 			return false // Parse says so
 		}
@@ -409,6 +397,20 @@ func (p *fastReader) matrices(r *Report, yield func()) bool {
 		r.Matrices = append(r.Matrices, m)
 		if yield != nil {
 			yield()
+		}
+		return true
+	})
+}
+
+// list reads the elements of an array whose '[' was read, elem reading
+// each, up to its ']'.
+func (p *fastReader) list(elem func() bool) bool {
+	if p.eat(']') {
+		return true
+	}
+	for {
+		if !elem() {
+			return false
 		}
 		if p.eat(']') {
 			return true

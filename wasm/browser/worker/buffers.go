@@ -49,7 +49,8 @@ func (p *AuditPool) pieceBuffers(n int) js.Value {
 
 // maxPieces is how many free pieces the dealer keeps at most: 8 spans of
 // the largest it reads whole (2·segmentBytes), in pieces. It holds only as
-// many as were ever in flight at once (2 workers, 2 segments each: 32).
+// many as were ever in flight at once (2 workers holding 2 segments each
+// from picked files: 32; 4 each from a URL: 64).
 const maxPieces = 8 * (2 * segmentBytes / msg.PieceBytes)
 
 // keepSpent keeps a span buffer a pool worker handed back (a few: about
