@@ -94,13 +94,17 @@ type httpRanger HTTP
 
 // Probe fetches the first n bytes of name (at least one), which also gives
 // the file's size. A server that ignores Range is accepted only for files
-// of at most FirstChunk bytes. With a cache, a file at a commit is probed
-// from it when it holds the first bytes.
+// of at most FirstChunk bytes. A file handed over with as many bytes (Seed)
+// is probed from them, and with a cache, a file at a commit is probed from
+// it when it holds the first bytes.
 func (r *httpRanger) Probe(ctx context.Context, name string, n int) (int64, []byte, error) {
 	h := (*HTTP)(r)
+	if size, head, ok := h.seeded(name, max(n, 1)); ok {
+		return size, head, nil
+	}
 	if h.cache != nil && h.atCommit(name) {
 		if size, head, ok := h.cache.Head(h.cacheKey(name, ""), max(n, 1)); ok {
-			h.learn(name, "", size)
+			h.learn(name, "", size, head)
 			return size, head, nil
 		}
 	}
@@ -110,7 +114,7 @@ func (r *httpRanger) Probe(ctx context.Context, name string, n int) (int64, []by
 	if err != nil {
 		return 0, nil, err
 	}
-	h.learn(name, etag, size)
+	h.learn(name, etag, size, body)
 	if h.cache != nil && (len(body) >= minKept || int64(len(body)) == size) {
 		h.cache.Put(h.cacheKey(name, etag), size, 0, body)
 	}

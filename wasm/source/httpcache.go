@@ -9,10 +9,13 @@ import "strings"
 // later answers must carry the same one): a weak ETag (W/"…"), or none,
 // keeps nothing.
 
-// fileMeta is what a file's probe learnt: its ETag and size.
+// fileMeta is what a file's probe learnt: its ETag and size, and the
+// bytes it read (head); seeded: it was handed over (Seed), not learnt.
 type fileMeta struct {
-	etag string
-	size int64
+	etag   string
+	size   int64
+	head   []byte
+	seeded bool
 }
 
 // minKept is the smallest probe kept (unless it is the whole file): a Stat's
@@ -34,13 +37,16 @@ func (h *HTTP) Cache() *Cache {
 	return h.cache
 }
 
-func (h *HTTP) learn(name, etag string, size int64) {
+func (h *HTTP) learn(name, etag string, size int64, head []byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.meta == nil {
 		h.meta = map[string]fileMeta{}
 	}
-	h.meta[name] = fileMeta{etag: etag, size: size}
+	if old, ok := h.meta[name]; ok && old.etag == etag && old.size == size && len(old.head) > len(head) {
+		head = old.head // a Stat's one byte after an Open's first chunk
+	}
+	h.meta[name] = fileMeta{etag: etag, size: size, head: head}
 }
 
 func (h *HTTP) known(name string) fileMeta {

@@ -41,12 +41,18 @@
 //	                                what the dealer has already optimized,
 //	                                between them. worker.js reads it, Go
 //	                                never does
-//	{op: "open", dir, spec, url, token}
+//	{op: "open", dir, spec, url, token, heads}
 //	{op: "open", dir, spec, files, names}
 //	                                Open: open the adapter in folder dir of a
 //	                                base URL (token optional) or of the Files
 //	                                (an array of File, with their paths in
-//	                                names); spec is a worker.AuditSpec as JSON
+//	                                names); spec is a worker.AuditSpec as JSON;
+//	                                heads (optional, with url): [{name, size,
+//	                                etag, bytes: Uint8Array}], what the
+//	                                dealer's probes of the files learnt
+//	                                (source.Head), which the pool worker
+//	                                opens them with instead of asking the
+//	                                server again
 //	{op: "piece", buf, file, offset, at, len, total}
 //	                                Piece: bytes [offset+at, offset+at+len)
 //	                                of file, the first len of buf

@@ -4,10 +4,13 @@ package msg
 
 import "syscall/js"
 
-// object makes a message: op and the fields (name, value pairs).
+// object makes a message: op and the fields (name, value pairs); with op
+// "", a plain object (a part of a message).
 func object(op Op, kv ...any) js.Value {
 	o := js.Global().Get("Object").New()
-	o.Set("op", string(op))
+	if op != "" {
+		o.Set("op", string(op))
+	}
 	for i := 1; i < len(kv); i += 2 {
 		o.Set(kv[i-1].(string), kv[i])
 	}
@@ -112,8 +115,19 @@ type Open struct {
 	Spec  string // a worker.AuditSpec, as JSON
 	URL   string
 	Token string   // optional, with URL
+	Heads []Head   // optional, with URL
 	Files js.Value // an array of File
 	Names js.Value // an array of string
+}
+
+// Head is what the dealer's probe of one file of the URL learnt
+// (source.Head): the pool worker opens the adapter without asking the
+// server again.
+type Head struct {
+	Name  string
+	Size  int64
+	ETag  string
+	Bytes []byte
 }
 
 func (m Open) Value() js.Value {
@@ -129,12 +143,43 @@ func (m Open) Value() js.Value {
 	if m.Token != "" {
 		o.Set("token", m.Token)
 	}
+	if len(m.Heads) > 0 {
+		heads := js.Global().Get("Array").New(len(m.Heads))
+		for i, h := range m.Heads {
+			b := js.Global().Get("Uint8Array").New(len(h.Bytes))
+			js.CopyBytesToJS(b, h.Bytes)
+			heads.SetIndex(i, object("", "name", h.Name, "size", float64(h.Size), "etag", h.ETag, "bytes", b))
+		}
+		o.Set("heads", heads)
+	}
 	return o
 }
 
+// OpenOf reads an Open; heads that are not what Value makes (a field of
+// the wrong type, a size that is not a whole number) are dropped, and the
+// pool worker probes those files itself.
 func OpenOf(v js.Value) Open {
-	return Open{Dir: str(v, "dir"), Spec: str(v, "spec"), URL: str(v, "url"), Token: str(v, "token"),
+	m := Open{Dir: str(v, "dir"), Spec: str(v, "spec"), URL: str(v, "url"), Token: str(v, "token"),
 		Files: v.Get("files"), Names: v.Get("names")}
+	heads := v.Get("heads")
+	if heads.Type() != js.TypeObject || !js.Global().Get("Array").Call("isArray", heads).Bool() {
+		return m
+	}
+	u8 := js.Global().Get("Uint8Array")
+	for i := 0; i < heads.Length(); i++ {
+		h := heads.Index(i)
+		if h.Type() != js.TypeObject {
+			continue
+		}
+		size, b := h.Get("size"), h.Get("bytes")
+		if size.Type() != js.TypeNumber || size.Float() < 0 || size.Float() > 1<<53 || size.Float() != float64(int64(size.Float())) || !b.InstanceOf(u8) {
+			continue
+		}
+		p := make([]byte, b.Length())
+		js.CopyBytesToGo(p, b)
+		m.Heads = append(m.Heads, Head{Name: str(h, "name"), Size: int64(size.Float()), ETag: str(h, "etag"), Bytes: p})
+	}
+	return m
 }
 
 // Pairs deals a segment of pairs to a pool worker. Buf, when truthy, is

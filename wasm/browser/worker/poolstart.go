@@ -122,6 +122,11 @@ func (p *AuditPool) openMsg() js.Value {
 	m := msg.Open{Dir: p.Dir, Spec: p.Spec}
 	if p.Files == nil {
 		m.URL, m.Token = p.URL, p.Token
+		if p.Src != nil { // what the inventory's probes learnt
+			for _, h := range p.Src.Heads() {
+				m.Heads = append(m.Heads, msg.Head(h))
+			}
+		}
 		return m.Value()
 	}
 	m.Files, m.Names = js.Global().Get("Array").New(), js.Global().Get("Array").New()

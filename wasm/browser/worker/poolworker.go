@@ -224,6 +224,13 @@ func openSession(m msg.Open) (*audit.Session, preloader, error) {
 		h.ReadAhead = readAhead
 		h.Token = m.Token
 		h.UseCache(poolCache()) // what the engine worker kept, read-only
+		heads := make([]source.Head, len(m.Heads))
+		for i, s := range m.Heads {
+			heads[i] = source.Head(s)
+		}
+		if err := h.Seed(heads); err != nil {
+			return nil, nil, err
+		}
 		fsys = h
 	case m.Files.Truthy():
 		if !m.Names.Truthy() || m.Files.Length() != m.Names.Length() {
