@@ -154,6 +154,7 @@ bench: build
 	$(SIMD) $(GO) test -run XXX -bench ScanKernels ./wasm/dtype
 	$(GO) test -run XXX -bench Parse -count 5 ./wasm/extraction
 	GOOS=js GOARCH=wasm $(GO) test -run XXX -bench Parse -count 5 -exec "node $(CURDIR)/scripts/wasm-node.js" ./wasm/extraction
+	GOOS=js GOARCH=wasm $(GO) test -run XXX -bench 'SIMD|Gram|Probe' -exec "node $(CURDIR)/scripts/wasm-node.js" ./wasm/browser/worker
 
 clean:
 	rm -rf bin $(BUILD) $(DEMO)

@@ -60,7 +60,19 @@ func (a *asm) addr16(dst, base, i byte) {
 func (a *asm) vzero(l byte) { a.vconst([16]byte{}); a.set(l) }
 
 // vsplatLoad pushes splat(f32 at local p).
-func (a *asm) vsplatLoad(p byte) { a.get(p); a.op(0x2a, 2, 0); a.v(opF32Splat) }
+func (a *asm) vsplatLoad(p byte) { a.vsplatLoadAt(p, 0) }
+
+// vsplatLoadAt pushes splat(f32 at local p + off) (v128.load32_splat).
+func (a *asm) vsplatLoadAt(p, off byte) { a.get(p); a.v(opLoad32Splat, 2, off) }
+
+// vsplatLoadFar is vsplatLoadAt for any offset.
+func (a *asm) vsplatLoadFar(p byte, off int) {
+	a.get(p)
+	a.v(opLoad32Splat, append([]byte{2}, uleb(off)...)...)
+}
+
+// vloadAt pushes the v128 at local p + off.
+func (a *asm) vloadAt(p, off byte) { a.get(p); a.v(0x00, 4, off) }
 
 // blockEnd sets local dst = min(local p + 1024, local end): 64 vectors,
 // the span over which float32 sums and 16-bit counts are kept.

@@ -171,14 +171,19 @@ func scanBody() []byte {
 }
 
 // apply4ColsBody is apply4cols(a, r, stride, cols, w, t, acc i32): a points
-// at A[0, j0], rows stride bytes apart, r even; t (cols f32x4) =
-// Σ_i A[i, ·]·w_i, then acc_i += Σ_j A[i, j]·t_j. Rows go in pairs, so that
-// each t_j is loaded and stored once for two rows.
+// at A[0, j0], rows stride bytes apart, r a multiple of 4; t (cols f32x4) =
+// Σ_i A[i, ·]·w_i, then acc_i += Σ_j A[i, j]·t_j, both summed in row order
+// (ApplyColsPortable's sums). Rows go in fours: each t_j is loaded and
+// stored once for four rows, and four row sums y are in flight at once
+// (each a chain of adds over the columns).
 func apply4ColsBody() []byte {
 	const (
 		pA, pR, pStride, pCols, pW, pT, pAcc = 0, 1, 2, 3, 4, 5, 6
-		lI, lP, lQ, lTEnd, lRowPtr, lX, lP2  = 7, 8, 9, 10, 11, 12, 13
-		lWi, lY, lWi2, lY2, lTj              = 14, 15, 16, 17, 18
+		lI, lQ, lTEnd, lRowPtr, lX           = 7, 8, 9, 10, 11
+		lP                                   = 12 // 12–15: the four rows' pointers
+		lWi                                  = 16 // 16–19: their w_i
+		lY                                   = 20 // 20–23: their sums
+		lTj                                  = 24
 	)
 	var a asm
 	// tEnd = t + cols·16; t = 0
@@ -196,90 +201,83 @@ func apply4ColsBody() []byte {
 		a.set(lI)
 		a.get(pA)
 		a.set(lRowPtr)
-		a.op(0x03, 0x40) // pairs of rows
+		a.op(0x03, 0x40) // groups of four rows
 		a.get(lRowPtr)
 		a.set(lP)
-		a.get(lRowPtr)
-		a.get(pStride)
-		a.op(0x6a)
-		a.set(lP2)
+		for k := byte(1); k < 4; k++ {
+			a.get(lP + k - 1)
+			a.get(pStride)
+			a.op(0x6a)
+			a.set(lP + k)
+		}
 		a.get(pT)
 		a.set(lQ)
 		if pass == 0 {
 			a.addr16(lX, pW, lI)
-			a.get(lX)
-			a.vload()
-			a.set(lWi)
-			a.get(lX)
-			a.v(0x00, 4, 16) // v128.load offset 16: w_{i+1}
-			a.set(lWi2)
+			for k := byte(0); k < 4; k++ {
+				a.get(lX)
+				a.v(0x00, 4, 16*k) // v128.load offset 16k: w_{i+k}
+				a.set(lWi + k)
+			}
 		} else {
-			a.vzero(lY)
-			a.vzero(lY2)
+			for k := byte(0); k < 4; k++ {
+				a.vzero(lY + k)
+			}
 		}
 		a.op(0x03, 0x40) // columns
 		if pass == 0 {
-			// t_j += splat(A[i, j])·w_i + splat(A[i+1, j])·w_{i+1}
+			// t_j += splat(A[i, j])·w_i, then rows i+1, i+2, i+3
 			a.get(lQ)
 			a.get(lQ)
 			a.vload()
-			a.vsplatLoad(lP)
-			a.get(lWi)
-			a.v(opF32Mul)
-			a.v(opF32Add)
-			a.vsplatLoad(lP2)
-			a.get(lWi2)
-			a.v(opF32Mul)
-			a.v(opF32Add)
+			for k := byte(0); k < 4; k++ {
+				a.vsplatLoad(lP + k)
+				a.get(lWi + k)
+				a.v(opF32Mul)
+				a.v(opF32Add)
+			}
 			a.vstore(0)
 		} else {
-			// y += splat(A[i, j])·t_j; y2 += splat(A[i+1, j])·t_j
+			// y_k += splat(A[i+k, j])·t_j
 			a.get(lQ)
 			a.vload()
 			a.set(lTj)
-			a.get(lY)
-			a.vsplatLoad(lP)
-			a.get(lTj)
-			a.v(opF32Mul)
-			a.v(opF32Add)
-			a.set(lY)
-			a.get(lY2)
-			a.vsplatLoad(lP2)
-			a.get(lTj)
-			a.v(opF32Mul)
-			a.v(opF32Add)
-			a.set(lY2)
+			for k := byte(0); k < 4; k++ {
+				a.get(lY + k)
+				a.vsplatLoad(lP + k)
+				a.get(lTj)
+				a.v(opF32Mul)
+				a.v(opF32Add)
+				a.set(lY + k)
+			}
 		}
-		a.add(lP, 4)
-		a.add(lP2, 4)
+		for k := byte(0); k < 4; k++ {
+			a.add(lP+k, 4)
+		}
 		a.add(lQ, 16)
 		a.whileLt(lQ, lTEnd)
 		if pass == 1 {
-			// acc_i += y; acc_{i+1} += y2
+			// acc_{i+k} += y_k
 			a.addr16(lX, pAcc, lI)
-			a.get(lX)
-			a.get(lX)
-			a.vload()
-			a.get(lY)
-			a.v(opF32Add)
-			a.vstore(0)
-			a.get(lX)
-			a.get(lX)
-			a.v(0x00, 4, 16)
-			a.get(lY2)
-			a.v(opF32Add)
-			a.vstore(16)
+			for k := byte(0); k < 4; k++ {
+				a.get(lX)
+				a.get(lX)
+				a.v(0x00, 4, 16*k)
+				a.get(lY + k)
+				a.v(opF32Add)
+				a.vstore(16 * k)
+			}
 		}
 		a.get(lRowPtr)
 		a.get(pStride)
-		a.i32(1)
-		a.op(0x74, 0x6a) // i32.shl, i32.add: two rows on
+		a.i32(2)
+		a.op(0x74, 0x6a) // i32.shl, i32.add: four rows on
 		a.set(lRowPtr)
-		a.add(lI, 2)
+		a.add(lI, 4)
 		a.whileLt(lI, pR)
 	}
-	// locals: 7–13 i32; 14–18 v128
-	return a.body(7, tI32, 5, tV128)
+	// locals: 7–15 i32; 16–24 v128
+	return a.body(9, tI32, 9, tV128)
 }
 
 // colSqBody is colsq(x, rows, r, acc i32): acc (r f32) += the squares of

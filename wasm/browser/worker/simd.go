@@ -134,7 +134,7 @@ func simdKernels() (*simd, error) {
 			runtime.KeepAlive(acc)
 		},
 		Apply4Cols: func(a []float32, r, n, j0, cols int, w, t, acc []float32) {
-			if r%2 != 0 || r <= 0 || cols <= 0 {
+			if r%4 != 0 || r <= 0 || cols <= 0 { // the kernel takes rows in fours
 				spectral.ApplyColsPortable(a, r, n, j0, cols, 4, w, t, acc)
 				return
 			}

@@ -4,6 +4,7 @@ package worker
 
 import (
 	"context"
+	"fmt"
 	"hash"
 	"math"
 	"math/rand/v2"
@@ -252,6 +253,43 @@ func BenchmarkSIMD(b *testing.B) {
 			}
 			b.ReportMetric(float64(m*n*kk)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFMA/s")
 		})
+	}
+}
+
+// BenchmarkProbe: the randomized check of one rank-256 pair of the
+// twin's shapes (spectral.Probe: 4 probes, 4 power steps), with the SIMD
+// kernels and with the portable loops (V8 in Node, as in Chromium).
+func BenchmarkProbe(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 3))
+	const r = 256
+	for _, d := range [][2]int{{5120, 5120}, {5120, 17408}, {17408, 5120}} {
+		in, out := d[0], d[1]
+		a, x := make([]float32, r*in), make([]float32, out*r)
+		for i := range a {
+			a[i] = float32(rng.NormFloat64())
+		}
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		for _, simd := range []bool{true, false} {
+			name := fmt.Sprintf("%dx%d/portable", out, in)
+			if simd {
+				name = fmt.Sprintf("%dx%d/wasm-simd", out, in)
+			}
+			b.Run(name, func(b *testing.B) {
+				if simd {
+					if err := InstallSIMD(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				defer spectral.ProbeKernels.Reset()
+				for b.Loop() {
+					spectral.Probe(a, x, r, in, out, 1, 4, 1, nil)
+				}
+				// 4 probes, 4 power steps, two products per factor value
+				b.ReportMetric(float64(2*4*spectral.PowerSteps)*float64(r*(in+out))*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFMA/s")
+			})
+		}
 	}
 }
 
