@@ -49,8 +49,11 @@ PAGES = github.com/kvit-s/clefcheck/web
 # more, 17 KB more of gzip. Raised to 8,250,000 when the shared packages the
 # pages link (wasm/source, wasm/fetch, wasm/browser) gained the answer timeout,
 # the cache's block-aligned reads and the watchdog's stacks, and the Demo page
-# its time limit: about 10 KB more, 4 KB more of gzip.
-APP_RAW = 8250000
+# its time limit: about 10 KB more, 4 KB more of gzip. Raised to 8,256,000
+# when the page took a deep audit's σ beside the output's JSON, as numbers
+# (msg.Done.Arrays, jobs.PutArrays: the twin's answer read in 25 ms, not
+# 126): about 9 KB more, 2 KB more of gzip.
+APP_RAW = 8256000
 APP_GZIP = 2500000
 
 # The main job on the demo world: the site, with the demo world and its

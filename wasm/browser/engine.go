@@ -253,8 +253,12 @@ func (e *Engine) Run(ctx context.Context, spec *jobs.Spec, files map[string]js.V
 				}
 			case msg.OpDone:
 				var out jobs.Output
-				if err := json.Unmarshal([]byte(msg.DoneOf(d).JSON), &out); err != nil {
+				m := msg.DoneOf(d)
+				if err := json.Unmarshal([]byte(m.JSON), &out); err != nil {
 					return nil, fmt.Errorf("the engine's answer: %v", err)
+				}
+				if m.BadArrays || jobs.PutArrays(&out, m.Arrays) != nil { // its σ, beside the JSON
+					return nil, errors.New("the engine's answer: its arrays do not fit its matrices")
 				}
 				return &out, nil
 			case msg.OpFail:

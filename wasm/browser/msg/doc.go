@@ -26,7 +26,12 @@
 // Engine worker → page:
 //
 //	{op: "event", id, json}         Event: a jobs.Event of job id, as JSON
-//	{op: "done", id, json}          Done: job id's jobs.Output, as JSON (last)
+//	{op: "done", id, json, arrays, arrayLens}
+//	                                Done: job id's jobs.Output, as JSON (last);
+//	                                arrays (optional, a Float64Array cut at
+//	                                arrayLens, [number]) are what
+//	                                jobs.TakeArrays took from it (a
+//	                                deep audit's σ), put back by the page
 //	{op: "fail", id, msg}           Fail: job id failed with msg (last)
 //
 // Dealer (an engine worker) → pool worker:

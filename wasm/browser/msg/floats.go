@@ -3,10 +3,18 @@
 package msg
 
 import (
-	"encoding/binary"
-	"math"
 	"syscall/js"
+	"unsafe"
 )
+
+// bytesOf is x's memory as bytes (WebAssembly is little-endian, as
+// Float64Array is here).
+func bytesOf(x []float64) []byte {
+	if len(x) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(x))), 8*len(x))
+}
 
 // floats is the values of xs, one after the other, as a Float64Array
 // (copied once as bytes: a number at a time through syscall/js costs a
@@ -16,16 +24,14 @@ func floats(xs [][]float64) js.Value {
 	for _, x := range xs {
 		n += len(x)
 	}
-	b := make([]byte, 8*n)
-	i := 0
+	u := js.Global().Get("Uint8Array").New(8 * n)
+	off := 0
 	for _, x := range xs {
-		for _, v := range x {
-			binary.LittleEndian.PutUint64(b[i:], math.Float64bits(v))
-			i += 8
+		if len(x) > 0 {
+			js.CopyBytesToJS(u.Call("subarray", off, off+8*len(x)), bytesOf(x))
+			off += 8 * len(x)
 		}
 	}
-	u := js.Global().Get("Uint8Array").New(len(b))
-	js.CopyBytesToJS(u, b)
 	return js.Global().Get("Float64Array").New(u.Get("buffer"))
 }
 
@@ -50,19 +56,15 @@ func refsOf(arr, lens js.Value, n int) [][]float64 {
 	if sum != total {
 		return nil
 	}
-	b := make([]byte, 8*total)
-	js.CopyBytesToGo(b, js.Global().Get("Uint8Array").New(arr.Get("buffer"), arr.Get("byteOffset"), 8*total))
+	all := make([]float64, total)
+	js.CopyBytesToGo(bytesOf(all), js.Global().Get("Uint8Array").New(arr.Get("buffer"), arr.Get("byteOffset"), 8*total))
 	out := make([][]float64, n)
 	off := 0
 	for i, l := range cut {
-		if l == 0 {
-			continue
+		if l > 0 {
+			out[i] = all[off : off+l : off+l]
+			off += l
 		}
-		out[i] = make([]float64, l)
-		for k := range out[i] {
-			out[i][k] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*(off+k):]))
-		}
-		off += l
 	}
 	return out
 }

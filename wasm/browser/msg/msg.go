@@ -84,13 +84,39 @@ func EventOf(v js.Value) Event { id, s := idStr(v, "json"); return Event{ID: id,
 
 // Done is a job's output, its last message.
 type Done struct {
-	ID   int
-	JSON string // a jobs.Output
+	ID     int
+	JSON   string      // a jobs.Output, without its arrays
+	Arrays [][]float64 // what jobs.TakeArrays took from it
+	// BadArrays: the message had arrays that did not fit its lengths.
+	BadArrays bool
 }
 
-func (m Done) Value() js.Value { return object(OpDone, "id", m.ID, "json", m.JSON) }
+func (m Done) Value() js.Value {
+	o := object(OpDone, "id", m.ID, "json", m.JSON)
+	if len(m.Arrays) > 0 {
+		o.Set("arrays", floats(m.Arrays))
+		lens := js.Global().Get("Array").New(len(m.Arrays))
+		for i, x := range m.Arrays {
+			lens.SetIndex(i, len(x))
+		}
+		o.Set("arrayLens", lens)
+	}
+	return o
+}
 
-func DoneOf(v js.Value) Done { id, s := idStr(v, "json"); return Done{ID: id, JSON: s} }
+func DoneOf(v js.Value) Done {
+	id, s := idStr(v, "json")
+	m := Done{ID: id, JSON: s}
+	if lens := v.Get("arrayLens"); lens.Truthy() {
+		if lens.Type() != js.TypeObject {
+			m.BadArrays = true
+			return m
+		}
+		m.Arrays = refsOf(v.Get("arrays"), lens, lens.Length())
+		m.BadArrays = m.Arrays == nil && lens.Length() > 0
+	}
+	return m
+}
 
 // Fail says a job failed, its last message.
 type Fail struct {

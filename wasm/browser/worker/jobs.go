@@ -222,8 +222,9 @@ func (r *jobRunner) start(m msg.Job) {
 		}
 		if err == nil {
 			var b []byte
+			arrays := jobs.TakeArrays(out) // beside the JSON, as numbers
 			if b, err = report.JSON(out); err == nil {
-				r.post(msg.Done{ID: id, JSON: string(b)}.Value())
+				r.post(msg.Done{ID: id, JSON: string(b), Arrays: arrays}.Value())
 				return
 			}
 		}
