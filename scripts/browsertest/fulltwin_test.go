@@ -140,7 +140,10 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 		// randomized run above names a commit: its ranges are written to
 		// the browser's cache as they pass).
 		runs = append(runs, benchRun{"exact", "exact", false, plain}, benchRun{"randomized-plain", "randomized", false, plain},
-			benchRun{"randomized-plain" + noDigest, "randomized", false, plain})
+			benchRun{"randomized-plain" + noDigest, "randomized", false, plain},
+			// The randomized checks with no link and no digest: what the
+			// pool's compute takes when it has the cores to itself.
+			benchRun{"randomized-files" + noDigest, "randomized", true, ""})
 	}
 	if only := os.Getenv("CLEFCHECK_RUNS"); only != "" { // e.g. randomized,randomized-cache
 		runs = slices.DeleteFunc(runs, func(r benchRun) bool { return !slices.Contains(strings.Split(only, ","), r.name) })
@@ -221,7 +224,7 @@ func BenchmarkBrowserFullTwin(b *testing.B) {
 		{"randomized-plain", "floor-url"}, {"randomized-plain" + noDigest, "floor-url"}, {"randomized-plain" + noDigest, "floor-url-byob"},
 		{"quick-files", "floor-file-byob"}, {"randomized-files", "floor-file-byob"},
 		{"quick-files" + noDigest, "floor-file-byob"}, {"quick" + noDigest, "floor-url-byob"},
-		{"quick-files" + noDigest, "floor-file-byob-worker"},
+		{"quick-files" + noDigest, "floor-file-byob-worker"}, {"randomized-files" + noDigest, "floor-file-byob"},
 		// With digests every byte passes one SHA-256 stream: against that.
 		{"quick", "floor-sha-v8"}, {"quick-files", "floor-sha-v8"}, {"randomized-files", "floor-sha-v8"}, {"exact", "floor-sha-v8"},
 	} {

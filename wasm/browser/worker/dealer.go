@@ -370,7 +370,7 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 		defer p.abandonFeeds()
 	}
 	depth := dealDepth(n, p.Src != nil, p.Files != nil, p.observed(), feeding, p.Depth)
-	if p.Files != nil && !feeding && !p.observed() {
+	if !feeding && !p.observed() { // nothing waits for the spans in file order
 		segs = leadSegments(segs, n)
 	}
 	busy := make([][]string, n) // the pairs each worker holds
