@@ -8,6 +8,10 @@
 const path = require("path");
 const { execSync } = require("child_process");
 
+// Relaxed SIMD (wasmsimd.ModuleFMA) is on by default in Chromium since 114
+// and behind a flag in Node 20's V8.
+require("v8").setFlagsFromString("--experimental-wasm-relaxed-simd");
+
 globalThis.require = require;
 globalThis.fs = require("fs");
 globalThis.path = path;

@@ -3,7 +3,10 @@ package wasmsimd
 // asm is a tiny WebAssembly function-body assembler: each helper appends
 // the bytes of one or a few instructions (the WebAssembly core spec's
 // binary format, SIMD opcodes behind the 0xfd prefix).
-type asm struct{ c []byte }
+type asm struct {
+	c     []byte
+	fused bool // mulAdd emits f32x4.relaxed_madd (the relaxed-SIMD module)
+}
 
 // Value types and the SIMD prefix.
 const (
@@ -159,7 +162,28 @@ const (
 	opF32Add         = 0xe4
 	opF32Mul         = 0xe6
 	opF64Add         = 0xf0
+	opF32RelaxedMadd = 0x105 // relaxed SIMD: a·b + c, fused or not
 )
+
+// mulAdd leaves acc + x·y (f32x4) on the stack, pushing the three with the
+// functions given: f32x4.mul then f32x4.add, or in a fused module one
+// f32x4.relaxed_madd (x·y + acc, rounded once where the machine has FMA).
+//
+//go:noinline
+func (a *asm) mulAdd(acc, x, y func()) {
+	if a.fused {
+		x()
+		y()
+		acc()
+		a.v(opF32RelaxedMadd)
+		return
+	}
+	acc()
+	x()
+	y()
+	a.v(opF32Mul)
+	a.v(opF32Add)
+}
 
 // uleb is n as an unsigned LEB128 (n ≥ 0).
 func uleb(n int) []byte {

@@ -10,7 +10,7 @@
 // (Funcs), every parameter an i32 and every pointer a byte address into
 // that memory:
 //
-//	apply4(x, rows, r, w, acc)      rows even: for each pair of rows x, x' of X
+//	apply4(x, rows, r, w, acc)      rows and r even: for each pair of rows x, x' of X
 //	                                (rows × r), u = Σ_c x_c·w_c, u' likewise
 //	                                (w, acc: r f32x4), acc_c += x_c·u + x'_c·u'
 //	scan(p, nvec, out)              nvec × 8 bf16 values: the count of non-finite
@@ -47,5 +47,9 @@
 // rounding.
 //
 // The opcodes are those of the WebAssembly core specification 2.0 with
-// fixed-width SIMD (the 0xfd prefix, final numbering).
+// fixed-width SIMD (the 0xfd prefix, final numbering). ModuleFMA is the
+// same module with the multiply-adds of apply4, apply4cols and gram as
+// f32x4.relaxed_madd (the relaxed-SIMD extension, on in Chromium since
+// 114): one instruction, fused where the machine has FMA. The glue tries
+// it first and keeps the plain module where it does not validate.
 package wasmsimd

@@ -11,7 +11,7 @@ package wasmsimd
 // sums over the panel's k rows then added into g in float64, as the
 // portable kernel does (tiles reaching below the diagonal fill entries
 // the Gram never reads). Both walk their block's rows 64 bytes apart.
-func gramBody() []byte {
+func gramBody(fused bool) []byte {
 	const (
 		pP, pK, pStride, pG                = 0, 1, 2, 3
 		lRowBytes, lPEnd, lI0, lJ0, lA, lB = 4, 5, 6, 7, 8, 9
@@ -20,7 +20,7 @@ func gramBody() []byte {
 		lB0, lB1, lS                       = 21, 22, 23
 		nI32, nV128                        = 9, 11
 	)
-	var a asm
+	a := asm{fused: fused}
 	a.get(pStride)
 	a.i32(2)
 	a.op(0x74) // i32.shl
@@ -63,11 +63,7 @@ func gramBody() []byte {
 		a.set(lS)
 		for h := byte(0); h < 2; h++ {
 			acc := lAcc + 2*r + h
-			a.get(acc)
-			a.get(lS)
-			a.get(lB0 + h)
-			a.v(opF32Mul)
-			a.v(opF32Add)
+			a.mulAdd(func() { a.get(acc) }, func() { a.get(lS) }, func() { a.get(lB0 + h) })
 			a.set(acc)
 		}
 	}

@@ -4,17 +4,21 @@ package wasmsimd
 // WebAssembly function sees them (parameters first); every address is a
 // byte address into the imported memory.
 
-// apply4Body is apply4(x, rows, r, w, acc i32), rows even: for each pair
-// of rows x, x' of X, u = Σ_c x_c·w_c and u' likewise (w and acc rows are
-// one f32x4), then acc_c += x_c·u + x'_c·u'.
-func apply4Body() []byte {
+// apply4Body is apply4(x, rows, r, w, acc i32), rows and r even: for each
+// pair of rows x, x' of X, u = Σ_c x_c·w_c and u' likewise (w and acc rows
+// are one f32x4), then acc_c += x_c·u + x'_c·u'. The sums u, u' run as
+// four chains, over the even and the odd columns, added at the end: an
+// add's (or a fused multiply-add's) latency is four cycles on current x86,
+// and two chains left the kernel waiting on it.
+func apply4Body(fused bool) []byte {
 	const (
 		pX, pRows, pR, pW, pAcc = 0, 1, 2, 3, 4
 		lP, lRowBytes, lXEnd    = 5, 6, 7
 		lQ, lP2                 = 8, 9
 		lU, lU2, lWc            = 10, 11, 12
+		lUo, lU2o, lWc1         = 13, 14, 15 // the odd columns' sums, w_{c+1}
 	)
-	var a asm
+	a := asm{fused: fused}
 	// rowBytes = r << 2; xEnd = x + rows·rowBytes
 	a.get(pR)
 	a.i32(2)
@@ -39,52 +43,53 @@ func apply4Body() []byte {
 		a.set(lP2)
 		if pass == 0 {
 			a.get(pW)
-			a.vzero(lU)
-			a.vzero(lU2)
+			for _, l := range []byte{lU, lU2, lUo, lU2o} {
+				a.vzero(l)
+			}
 		} else {
 			a.get(pAcc)
 		}
 		a.set(lQ)
 		a.op(0x03, 0x40) // over the row
 		if pass == 0 {
-			// u += splat(x_c)·w_c; u' += splat(x'_c)·w_c
-			a.get(lQ)
-			a.vload()
+			// columns c, c+1: u += splat(x_c)·w_c, u_o += splat(x_{c+1})·w_{c+1},
+			// and u', u'_o likewise
+			a.vloadAt(lQ, 0)
 			a.set(lWc)
-			a.get(lU)
-			a.vsplatLoad(lP)
-			a.get(lWc)
-			a.v(opF32Mul)
-			a.v(opF32Add)
-			a.set(lU)
-			a.get(lU2)
-			a.vsplatLoad(lP2)
-			a.get(lWc)
-			a.v(opF32Mul)
-			a.v(opF32Add)
-			a.set(lU2)
+			a.vloadAt(lQ, 16)
+			a.set(lWc1)
+			for _, ch := range [][4]byte{{lU, lP, 0, lWc}, {lU2, lP2, 0, lWc}, {lUo, lP, 4, lWc1}, {lU2o, lP2, 4, lWc1}} {
+				acc, p, off, w := ch[0], ch[1], ch[2], ch[3]
+				a.mulAdd(func() { a.get(acc) }, func() { a.vsplatLoadAt(p, off) }, func() { a.get(w) })
+				a.set(acc)
+			}
+			a.add(lP, 8)
+			a.add(lP2, 8)
+			a.add(lQ, 32)
 		} else {
 			// acc_c += splat(x_c)·u + splat(x'_c)·u'
 			a.get(lQ)
-			a.get(lQ)
-			a.vload()
-			a.vsplatLoad(lP)
-			a.get(lU)
-			a.v(opF32Mul)
-			a.v(opF32Add)
-			a.vsplatLoad(lP2)
-			a.get(lU2)
-			a.v(opF32Mul)
-			a.v(opF32Add)
+			a.mulAdd(func() {
+				a.mulAdd(func() { a.get(lQ); a.vload() }, func() { a.vsplatLoad(lP) }, func() { a.get(lU) })
+			}, func() { a.vsplatLoad(lP2) }, func() { a.get(lU2) })
 			a.vstore(0)
+			a.add(lP, 4)
+			a.add(lP2, 4)
+			a.add(lQ, 16)
 		}
-		a.add(lP, 4)
-		a.add(lP2, 4)
-		a.add(lQ, 16)
 		a.get(lP)
 		a.get(pX)
 		a.get(lRowBytes)
 		a.op(0x6a, 0x49, 0x0d, 0, 0x0b) // i32.add, i32.lt_u, br_if 0, end
+		if pass == 0 {
+			// u = u_even + u_odd, u' likewise
+			for _, l := range []byte{lU, lU2} {
+				a.get(l)
+				a.get(l + 3)
+				a.v(opF32Add)
+				a.set(l)
+			}
+		}
 	}
 	// two rows on
 	a.get(pX)
@@ -95,8 +100,8 @@ func apply4Body() []byte {
 	a.op(0x49, 0x0d, 0) // i32.lt_u, br_if 0 (next pair)
 	a.op(0x0b)          // loop
 	a.op(0x0b)          // block
-	// locals: 5–9 i32; 10–12 v128
-	return a.body(5, tI32, 3, tV128)
+	// locals: 5–9 i32; 10–15 v128
+	return a.body(5, tI32, 6, tV128)
 }
 
 // scanBody is scan(p, nvec, out i32) over nvec × 8 bf16 values: it counts
@@ -176,7 +181,7 @@ func scanBody() []byte {
 // (ApplyColsPortable's sums). Rows go in fours: each t_j is loaded and
 // stored once for four rows, and four row sums y are in flight at once
 // (each a chain of adds over the columns).
-func apply4ColsBody() []byte {
+func apply4ColsBody(fused bool) []byte {
 	const (
 		pA, pR, pStride, pCols, pW, pT, pAcc = 0, 1, 2, 3, 4, 5, 6
 		lI, lQ, lTEnd, lRowPtr, lX           = 7, 8, 9, 10, 11
@@ -185,7 +190,7 @@ func apply4ColsBody() []byte {
 		lY                                   = 20 // 20–23: their sums
 		lTj                                  = 24
 	)
-	var a asm
+	a := asm{fused: fused}
 	// tEnd = t + cols·16; t = 0
 	a.addr16(lTEnd, pT, pCols)
 	a.get(pT)
@@ -228,14 +233,15 @@ func apply4ColsBody() []byte {
 		if pass == 0 {
 			// t_j += splat(A[i, j])·w_i, then rows i+1, i+2, i+3
 			a.get(lQ)
-			a.get(lQ)
-			a.vload()
-			for k := byte(0); k < 4; k++ {
-				a.vsplatLoad(lP + k)
-				a.get(lWi + k)
-				a.v(opF32Mul)
-				a.v(opF32Add)
+			var sum func(k byte)
+			sum = func(k byte) { // t_j + Σ_{k' ≤ k} splat(A[i+k', j])·w_{i+k'}
+				acc := func() { a.get(lQ); a.vload() }
+				if k > 0 {
+					acc = func() { sum(k - 1) }
+				}
+				a.mulAdd(acc, func() { a.vsplatLoad(lP + k) }, func() { a.get(lWi + k) })
 			}
+			sum(3)
 			a.vstore(0)
 		} else {
 			// y_k += splat(A[i+k, j])·t_j
@@ -243,11 +249,7 @@ func apply4ColsBody() []byte {
 			a.vload()
 			a.set(lTj)
 			for k := byte(0); k < 4; k++ {
-				a.get(lY + k)
-				a.vsplatLoad(lP + k)
-				a.get(lTj)
-				a.v(opF32Mul)
-				a.v(opF32Add)
+				a.mulAdd(func() { a.get(lY + k) }, func() { a.vsplatLoad(lP + k) }, func() { a.get(lTj) })
 				a.set(lY + k)
 			}
 		}

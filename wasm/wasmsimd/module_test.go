@@ -9,8 +9,10 @@ import (
 
 // reader is a cursor over a module's bytes.
 type reader struct {
-	b   []byte
-	err error
+	b       []byte
+	err     error
+	relaxed bool // f32x4.relaxed_madd is allowed (ModuleFMA)
+	madds   int  // and was met this many times
 }
 
 func (r *reader) fail(format string, args ...any) {
@@ -87,12 +89,13 @@ type parsed struct {
 	exports  []string
 	exportIx []int
 	bodies   int
+	madds    int // f32x4.relaxed_madd instructions
 }
 
 // walk checks the module's structure (the binary format of the core spec,
 // chapter 5) for what this module uses: the sections in order with exact
 // sizes, and every function body's instructions well formed and nested.
-func walk(m []byte) (*parsed, error) {
+func walk(m []byte, relaxed bool) (*parsed, error) {
 	r := &reader{b: m}
 	if !bytes.Equal(r.bytes(4), []byte("\x00asm")) {
 		return nil, fmt.Errorf("no \\0asm magic")
@@ -153,11 +156,12 @@ func walk(m []byte) (*parsed, error) {
 				s.fail("%d bodies for %d functions", n, len(p.funcs))
 			}
 			for i := 0; i < n && s.err == nil; i++ {
-				body := &reader{b: s.bytes(s.u32())}
+				body := &reader{b: s.bytes(s.u32()), relaxed: relaxed}
 				if err := walkBody(body, len(p.types[p.funcs[i]].params)); err != nil {
 					return nil, fmt.Errorf("function %d: %v", i, err)
 				}
 				p.bodies++
+				p.madds += body.madds
 			}
 		default:
 			return nil, fmt.Errorf("unexpected section %d", id)
@@ -240,6 +244,11 @@ func walkBody(r *reader, params int) error {
 				}
 			case opF32Splat, opI16Eq, opAnd, opAndNot, opF64PromoteLow, opI32ExtaddI16S, opI16Sub,
 				opI32ExtLowI16U, opI32ExtHighI16U, opI32Shl, opI32Add, opF32Add, opF32Mul, opF64Add:
+			case opF32RelaxedMadd:
+				if !r.relaxed {
+					r.fail("f32x4.relaxed_madd outside the relaxed-SIMD module")
+				}
+				r.madds++
 			default:
 				r.fail("unknown SIMD opcode %#x", v)
 			}
@@ -256,9 +265,25 @@ func walkBody(r *reader, params int) error {
 // TestModule: the module is well formed, and exports what the glue
 // (wasm/browser/worker) calls, with the parameters it passes.
 func TestModule(t *testing.T) {
-	p, err := walk(Module())
+	for _, fused := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "fma"}[fused], func(t *testing.T) { testModule(t, fused) })
+	}
+}
+
+func testModule(t *testing.T, fused bool) {
+	m := Module()
+	if fused {
+		m = ModuleFMA()
+	}
+	p, err := walk(m, fused)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The fused module has a relaxed_madd for every mul and add pair of
+	// the probes' and the Gram's kernels, the plain one none (it must
+	// validate where relaxed SIMD does not).
+	if wantMadds := map[bool]int{false: 0, true: 4 + 2 + 4 + 4 + 8}[fused]; p.madds != wantMadds {
+		t.Errorf("%d relaxed multiply-adds, want %d", p.madds, wantMadds)
 	}
 	if want := []byte{secType, secImport, secFunction, secExport, secCode}; !bytes.Equal(p.sections, want) {
 		t.Errorf("sections %v, want %v", p.sections, want)
@@ -304,8 +329,11 @@ func TestWalkerRejects(t *testing.T) {
 			return b
 		},
 	} {
-		if _, err := walk(spoil(bytes.Clone(m))); err == nil {
+		if _, err := walk(spoil(bytes.Clone(m)), false); err == nil {
 			t.Errorf("a module with a bad %s passed", name)
 		}
+	}
+	if _, err := walk(ModuleFMA(), false); err == nil {
+		t.Error("the fused module passed as one without relaxed SIMD")
 	}
 }

@@ -33,17 +33,33 @@ import (
 // checks each against its portable loop and installs them in packages
 // spectral, audit and dtype. It returns why not when it cannot (no SIMD in
 // this browser, no memory exposed, a wrong result); nothing is installed
-// then.
+// then. The module with fused multiply-adds (relaxed SIMD: the probes and
+// the Gram, "wasm-simd-fma") is tried first; where it does not validate or
+// does not pass the checks, the plain one.
 func InstallSIMD() error {
-	k, err := simdKernels()
+	if err := installSIMD(true); err == nil {
+		return nil
+	}
+	return installSIMD(false)
+}
+
+// installSIMD installs the module with fused multiply-adds (relaxed SIMD)
+// or the plain one.
+func installSIMD(fused bool) error {
+	k, err := simdKernels(fused)
 	if err != nil {
 		return err
 	}
 	if err := k.check(); err != nil {
 		return err
 	}
-	spectral.ProbeKernels.Install(wasmSIMD, k.probes)
-	spectral.GramKernels.Install(wasmSIMD, k.gram)
+	name := wasmSIMD
+	if fused {
+		name = wasmSIMDFMA
+	}
+	k.probes.Name = name
+	spectral.ProbeKernels.Install(name, k.probes)
+	spectral.GramKernels.Install(name, k.gram)
 	spectral.RowKernels.Install(wasmSIMD, k.rows)
 	spectral.ColumnKernels.Install(wasmSIMD, k.cols)
 	runner.SHA256.Install(wasmSIMD, k.sha256)
@@ -53,8 +69,13 @@ func InstallSIMD() error {
 	return nil
 }
 
-// wasmSIMD names the WebAssembly SIMD kernels in the registry (wasm/kernels).
-const wasmSIMD = "wasm-simd"
+// wasmSIMD names the WebAssembly SIMD kernels in the registry (wasm/kernels);
+// wasmSIMDFMA names the probes' and the Gram's kernels when they are the
+// relaxed-SIMD module's (wasmsimd.ModuleFMA).
+const (
+	wasmSIMD    = "wasm-simd"
+	wasmSIMDFMA = "wasm-simd-fma"
+)
 
 type simd struct {
 	probes spectral.Kernels
@@ -74,13 +95,16 @@ func addrBytes(b []byte) float64 { return float64(uintptr(unsafe.Pointer(unsafe.
 // check their slices' bounds as the Go loops would, and take the portable
 // path for shapes the module does not handle (rows not a multiple of 4
 // values).
-func simdKernels() (*simd, error) {
+func simdKernels(fused bool) (*simd, error) {
 	mem := js.Global().Get("clefcheckMem")
 	if !mem.Truthy() {
 		return nil, errors.New("the Go memory is not exposed (clefcheckMem)")
 	}
 	wa := js.Global().Get("WebAssembly")
 	code := wasmsimd.Module()
+	if fused {
+		code = wasmsimd.ModuleFMA()
+	}
 	u8 := js.Global().Get("Uint8Array").New(len(code))
 	js.CopyBytesToJS(u8, code)
 	if !wa.Call("validate", u8).Bool() {
@@ -121,7 +145,11 @@ func simdKernels() (*simd, error) {
 				return
 			}
 			_, _, _ = x[rows*r-1], w[r*4-1], acc[r*4-1]
-			if rows%2 == 1 { // the kernel takes rows in pairs
+			if r%2 == 1 { // the kernel takes columns in pairs
+				spectral.ApplyPortable(x, rows, r, w, acc)
+				return
+			}
+			if rows%2 == 1 { // and rows in pairs
 				rows--
 				spectral.ApplyPortable(x[rows*r:], 1, r, w, acc)
 				if rows == 0 {

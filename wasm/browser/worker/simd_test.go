@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"syscall/js"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/kvit-s/clefcheck/wasm/runner"
 	"github.com/kvit-s/clefcheck/wasm/source"
 	"github.com/kvit-s/clefcheck/wasm/spectral"
+	"github.com/kvit-s/clefcheck/wasm/wasmsimd"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/gonum"
@@ -28,17 +30,30 @@ import (
 // ./wasm/browser (make test-wasm), which exposes the Go memory as the
 // browser's worker.js does.
 
-func kernels(t testing.TB) *simd {
-	k, err := simdKernels()
+// kernels compiles the plain module or, fused, the relaxed-SIMD one
+// (scripts/wasm-node.js turns relaxed SIMD on in Node 20, as Chromium has it).
+func kernels(t testing.TB, fused bool) *simd {
+	k, err := simdKernels(fused)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return k
 }
 
+// relaxedSIMD reports whether this V8 validates the relaxed-SIMD module.
+func relaxedSIMD() bool {
+	code := wasmsimd.ModuleFMA()
+	u8 := js.Global().Get("Uint8Array").New(len(code))
+	js.CopyBytesToJS(u8, code)
+	return js.Global().Get("WebAssembly").Call("validate", u8).Bool()
+}
+
 // TestSIMD: the kernels pass their checks and install; a wrong kernel does
 // not pass them.
 func TestSIMD(t *testing.T) {
+	if !relaxedSIMD() {
+		t.Fatal("this V8 does not validate the relaxed-SIMD module (scripts/wasm-node.js turns it on)")
+	}
 	if err := InstallSIMD(); err != nil {
 		t.Fatalf("InstallSIMD: %v", err)
 	}
@@ -50,7 +65,8 @@ func TestSIMD(t *testing.T) {
 	defer dtype.ScanKernels.Reset()
 	defer dtype.DecodeKernels.Reset()
 	defer blas32.Use(gonum.Implementation{})
-	if spectral.ProbeKernels.Name() != "wasm-simd" || spectral.GramKernels.Name() != "wasm-simd" || runner.SHA256.Name() != "wasm-simd" {
+	// Where relaxed SIMD validates, the fused module is the one installed.
+	if spectral.ProbeKernels.Name() != "wasm-simd-fma" || spectral.GramKernels.Name() != "wasm-simd-fma" || runner.SHA256.Name() != "wasm-simd" {
 		t.Fatalf("probe kernel %q, Gram kernel %q, SHA-256 %q", spectral.ProbeKernels.Name(), spectral.GramKernels.Name(), runner.SHA256.Name())
 	}
 	if spectral.RowKernels.Name() != "wasm-simd" || spectral.ColumnKernels.Name() != "wasm-simd" {
@@ -128,10 +144,15 @@ func TestSIMD(t *testing.T) {
 			}
 		},
 	} {
-		k := kernels(t)
-		spoil(k)
-		if err := k.check(); err == nil {
-			t.Errorf("a wrong %s passed the checks", what)
+		for _, fused := range []bool{false, true} {
+			if err := kernels(t, fused).check(); err != nil {
+				t.Fatalf("fused %v: %v", fused, err)
+			}
+			k := kernels(t, fused)
+			spoil(k)
+			if err := k.check(); err == nil {
+				t.Errorf("a wrong %s (fused %v) passed the checks", what, fused)
+			}
 		}
 	}
 }
@@ -150,18 +171,20 @@ func TestSIMDProbe(t *testing.T) {
 		b[i] = float32(rng.NormFloat64() * 0.01)
 	}
 	want := spectral.Probe(a, b, r, in, out, 1, 0, 3, nil)
-	spectral.ProbeKernels.Install(wasmSIMD, kernels(t).probes)
-	defer spectral.ProbeKernels.Reset()
-	got := spectral.Probe(a, b, r, in, out, 1, 0, 3, nil)
-	if math.Abs(got.BoundA-want.BoundA) > 1e-3*want.BoundA || math.Abs(got.BoundB-want.BoundB) > 1e-3*want.BoundB ||
-		math.Abs(got.NormA-want.NormA) > 1e-6*want.NormA || math.Abs(got.NormB-want.NormB) > 1e-6*want.NormB {
-		t.Errorf("SIMD: bounds %g %g norms %g %g; portable: %g %g, %g %g", got.BoundA, got.BoundB, got.NormA, got.NormB, want.BoundA, want.BoundB, want.NormA, want.NormB)
+	for _, fused := range []bool{false, true} {
+		spectral.ProbeKernels.Install(wasmSIMD, kernels(t, fused).probes)
+		got := spectral.Probe(a, b, r, in, out, 1, 0, 3, nil)
+		spectral.ProbeKernels.Reset()
+		if math.Abs(got.BoundA-want.BoundA) > 1e-3*want.BoundA || math.Abs(got.BoundB-want.BoundB) > 1e-3*want.BoundB ||
+			math.Abs(got.NormA-want.NormA) > 1e-6*want.NormA || math.Abs(got.NormB-want.NormB) > 1e-6*want.NormB {
+			t.Errorf("SIMD (fused %v): bounds %g %g norms %g %g; portable: %g %g, %g %g", fused, got.BoundA, got.BoundB, got.NormA, got.NormB, want.BoundA, want.BoundB, want.NormA, want.NormB)
+		}
 	}
 }
 
 // A tensor's worth of bf16: the SIMD scan and decode against the portable ones.
 func TestSIMDTensor(t *testing.T) {
-	k := kernels(t)
+	k := kernels(t, false)
 	rng := rand.New(rand.NewPCG(3, 4))
 	n := 5120*256 + 24
 	b := make([]byte, 2*n)
@@ -195,7 +218,7 @@ func TestSIMDTensor(t *testing.T) {
 }
 
 func BenchmarkSIMD(b *testing.B) {
-	k := kernels(b)
+	k := kernels(b, false)
 	rng := rand.New(rand.NewPCG(1, 3))
 	const rows, r = 17408, 256
 	x := make([]float32, rows*r)
@@ -206,22 +229,28 @@ func BenchmarkSIMD(b *testing.B) {
 	gfma := func(b *testing.B) {
 		b.ReportMetric(float64(2*rows*r*4)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFMA/s")
 	}
-	b.Run("apply4", func(b *testing.B) {
-		for b.Loop() {
-			for i0 := 0; i0 < rows; i0 += 256 {
-				k.probes.Apply4(x[i0*r:(i0+256)*r], 256, r, w, acc)
+	// The probes' kernels of both modules, the plain one and the one with
+	// fused multiply-adds (relaxed SIMD).
+	for _, fused := range []bool{true, false} {
+		kf := kernels(b, fused)
+		name := map[bool]string{true: wasmSIMDFMA, false: wasmSIMD}[fused]
+		b.Run("apply4/"+name, func(b *testing.B) {
+			for b.Loop() {
+				for i0 := 0; i0 < rows; i0 += 256 {
+					kf.probes.Apply4(x[i0*r:(i0+256)*r], 256, r, w, acc)
+				}
 			}
-		}
-		gfma(b)
-	})
-	b.Run("apply4cols", func(b *testing.B) { // A = x as 256 × 17408
-		for b.Loop() {
-			for j0 := 0; j0 < rows; j0 += 256 {
-				k.probes.Apply4Cols(x, r, rows, j0, 256, w, t, acc)
+			gfma(b)
+		})
+		b.Run("apply4cols/"+name, func(b *testing.B) { // A = x as 256 × 17408
+			for b.Loop() {
+				for j0 := 0; j0 < rows; j0 += 256 {
+					kf.probes.Apply4Cols(x, r, rows, j0, 256, w, t, acc)
+				}
 			}
-		}
-		gfma(b)
-	})
+			gfma(b)
+		})
+	}
 	b.Run("rowsq", func(b *testing.B) {
 		out := make([]float64, r)
 		b.SetBytes(int64(4 * len(x)))
@@ -271,15 +300,11 @@ func BenchmarkProbe(b *testing.B) {
 		for i := range x {
 			x[i] = float32(rng.NormFloat64())
 		}
-		for _, simd := range []bool{true, false} {
-			name := fmt.Sprintf("%dx%d/portable", out, in)
-			if simd {
-				name = fmt.Sprintf("%dx%d/wasm-simd", out, in)
-			}
-			b.Run(name, func(b *testing.B) {
-				if simd {
-					if err := InstallSIMD(); err != nil {
-						b.Fatal(err)
+		for _, kern := range []string{wasmSIMDFMA, wasmSIMD, "portable"} {
+			b.Run(fmt.Sprintf("%dx%d/%s", out, in, kern), func(b *testing.B) {
+				if kern != "portable" {
+					if err := installSIMD(kern == wasmSIMDFMA); err != nil {
+						b.Skip(err)
 					}
 				}
 				defer spectral.ProbeKernels.Reset()
@@ -318,7 +343,7 @@ func TestFullTwinSIMD(t *testing.T) {
 				grams++
 			}
 		}
-		t.Logf("%s audit, one goroutine, %s: %v (%d pairs by exact Gram)", res.Summary.Mode, res.Summary.Kernel, time.Since(start).Round(10*time.Millisecond), grams)
+		t.Logf("%s audit, one goroutine, %s: %v (%d pairs by exact Gram) ", res.Summary.Mode, res.Summary.Kernel, time.Since(start).Round(10*time.Millisecond), grams)
 	}
 }
 
@@ -333,7 +358,7 @@ func BenchmarkGram(b *testing.B) {
 		p[i] = float32(rng.NormFloat64())
 	}
 	g := make([]float64, stride*stride)
-	for name, f := range map[string]spectral.GramKernel{"portable": spectral.GramKernels.Portable(), "wasm-simd": kernels(b).gram} {
+	for name, f := range map[string]spectral.GramKernel{"portable": spectral.GramKernels.Portable(), "wasm-simd": kernels(b, false).gram, "wasm-simd-fma": kernels(b, true).gram} {
 		b.Run(name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				f(p, spectral.PanelRows, stride, g)
@@ -360,7 +385,7 @@ func BenchmarkSHA256(b *testing.B) {
 	for i := range data {
 		data[i] = byte(i * 7)
 	}
-	for name, f := range map[string]func() hash.Hash{"go": runner.SHA256.Portable(), "wasm": kernels(b).sha256} {
+	for name, f := range map[string]func() hash.Hash{"go": runner.SHA256.Portable(), "wasm": kernels(b, false).sha256} {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			h := f()
