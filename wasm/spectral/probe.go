@@ -268,7 +268,8 @@ type Kernels struct {
 	// Apply4: acc (r × 4) += Σ over the rows x of X (rows × r) of x ⊗ (x·w).
 	Apply4 func(x []float32, rows, r int, w, acc []float32)
 	// Apply4Cols: for the columns [j0, j0+cols) of A (r × n), t (cols × 4)
-	// = A_colsᵀ·w, then acc (r × 4) += A_cols·t.
+	// = A_colsᵀ·w, then acc (r × 4) += A_cols·t. t is scratch: a kernel
+	// may leave it in another layout.
 	Apply4Cols func(a []float32, r, n, j0, cols int, w, t, acc []float32)
 	// ColSquares: acc (r) += Σ over the rows x of X (rows × r) of x².
 	ColSquares func(x []float32, rows, r int, acc []float32)

@@ -62,17 +62,8 @@ func (a *asm) addr16(dst, base, i byte) {
 // vzero sets a v128 local to zero.
 func (a *asm) vzero(l byte) { a.vconst([16]byte{}); a.set(l) }
 
-// vsplatLoad pushes splat(f32 at local p).
-func (a *asm) vsplatLoad(p byte) { a.vsplatLoadAt(p, 0) }
-
 // vsplatLoadAt pushes splat(f32 at local p + off) (v128.load32_splat).
 func (a *asm) vsplatLoadAt(p, off byte) { a.get(p); a.v(opLoad32Splat, 2, off) }
-
-// vsplatLoadFar is vsplatLoadAt for any offset.
-func (a *asm) vsplatLoadFar(p byte, off int) {
-	a.get(p)
-	a.v(opLoad32Splat, append([]byte{2}, uleb(off)...)...)
-}
 
 // vloadAt pushes the v128 at local p + off.
 func (a *asm) vloadAt(p, off byte) { a.get(p); a.v(0x00, 4, off) }

@@ -80,7 +80,7 @@ func TestEncoding(t *testing.T) {
 		{"f32x4.extract_lane 3", func(a *asm) { a.v(opF32ExtractLane, 3) }, []byte{0xfd, 0x1f, 3}},
 		{"vzero", func(a *asm) { a.vzero(9) }, append(append([]byte{0xfd, 0x0c}, make([]byte, 16)...), 0x21, 9)},
 		// local.get p, f32.load align=4 offset=0, f32x4.splat
-		{"vsplatLoad", func(a *asm) { a.vsplatLoad(7) }, []byte{0x20, 7, 0xfd, 0x09, 2, 0}},
+		{"vsplatLoadAt", func(a *asm) { a.vsplatLoadAt(7, 12) }, []byte{0x20, 7, 0xfd, 0x09, 2, 12}},
 		// local.get l, local.get end, i32.lt_u, br_if 0, end
 		{"whileLt", func(a *asm) { a.whileLt(1, 2) }, []byte{0x20, 1, 0x20, 2, 0x49, 0x0d, 0, 0x0b}},
 		// local.get, i32.const, i32.add, local.set

@@ -10,15 +10,17 @@
 // (Funcs), every parameter an i32 and every pointer a byte address into
 // that memory:
 //
-//	apply4(x, rows, r, w, acc)      rows and r even: for each pair of rows x, x' of X
-//	                                (rows × r), u = Σ_c x_c·w_c, u' likewise
-//	                                (w, acc: r f32x4), acc_c += x_c·u + x'_c·u'
+//	apply4(x, rows, r, wt, acct)    rows even, r a multiple of 4: for each pair of
+//	                                rows x, x' of X (rows × r), u_j = Σ_c x_c·w_{c,j},
+//	                                u'_j likewise, acc_{j,c} += x_c·u_j + x'_c·u'_j
+//	                                (w, acc transposed: 4 rows of r f32)
 //	scan(p, nvec, out)              nvec × 8 bf16 values: the count of non-finite
 //	                                ones (i32x4 at out+16) and Σx² of the others
 //	                                (f64x2 at out)
 //	apply4cols(a, r, stride, cols, w, t, acc)
 //	                                A's column block (rows stride bytes apart,
-//	                                r even): t = Σ_i A[i,·]·w_i, acc_i += Σ_j A[i,j]·t_j
+//	                                r even, cols a multiple of 4): t = Σ_i A[i,·]·w_i
+//	                                (t transposed, scratch), acc_i += Σ_j A[i,j]·t_j
 //	colsq(x, rows, r, acc)          acc (r f32) += the squares of every row of X
 //	rowsq(a, r, n, out)             each row's Σx² as an f64x2 at out + 16·i
 //	decode(src, nvec, dst, out)     nvec × 8 bf16 to f32 at dst; the non-finite

@@ -282,7 +282,7 @@ func testModule(t *testing.T, fused bool) {
 	// The fused module has a relaxed_madd for every mul and add pair of
 	// the probes' and the Gram's kernels, the plain one none (it must
 	// validate where relaxed SIMD does not).
-	if wantMadds := map[bool]int{false: 0, true: 4 + 2 + 4 + 4 + 8}[fused]; p.madds != wantMadds {
+	if wantMadds := map[bool]int{false: 0, true: 16 + 16 + 8}[fused]; p.madds != wantMadds {
 		t.Errorf("%d relaxed multiply-adds, want %d", p.madds, wantMadds)
 	}
 	if want := []byte{secType, secImport, secFunction, secExport, secCode}; !bytes.Equal(p.sections, want) {

@@ -78,14 +78,15 @@ const (
 )
 
 type simd struct {
-	probes spectral.Kernels
-	scan   dtype.ScanKernel
-	decode dtype.BF16Kernel
-	gram   spectral.GramKernel
-	rows   spectral.RowKernel
-	cols   spectral.ColumnKernel
-	sha256 func() hash.Hash
-	blas   simdBlas
+	probes   spectral.Kernels
+	scan     dtype.ScanKernel
+	decode   dtype.BF16Kernel
+	gram     spectral.GramKernel
+	rows     spectral.RowKernel
+	cols     spectral.ColumnKernel
+	sha256   func() hash.Hash
+	blas     simdBlas
+	wt, acct []float32 // Apply4's w and acc transposed
 }
 
 func addr(x []float32) float64   { return float64(uintptr(unsafe.Pointer(unsafe.SliceData(x)))) }
@@ -145,7 +146,7 @@ func simdKernels(fused bool) (*simd, error) {
 				return
 			}
 			_, _, _ = x[rows*r-1], w[r*4-1], acc[r*4-1]
-			if r%2 == 1 { // the kernel takes columns in pairs
+			if r%4 != 0 { // the kernel takes columns in fours
 				spectral.ApplyPortable(x, rows, r, w, acc)
 				return
 			}
@@ -156,22 +157,44 @@ func simdKernels(fused bool) (*simd, error) {
 					return
 				}
 			}
-			applyFn.Invoke(addr(x), rows, r, addr(w), addr(acc))
+			// w and acc transposed, in the worker's scratch (the call does
+			// not yield, so no other goroutine uses it meanwhile)
+			if len(k.wt) < 4*r {
+				k.wt, k.acct = make([]float32, 4*r), make([]float32, 4*r)
+			}
+			wt, at := k.wt[:4*r], k.acct[:4*r]
+			for c := 0; c < r; c++ {
+				wc := w[c*4 : c*4+4]
+				wt[c], wt[r+c], wt[2*r+c], wt[3*r+c] = wc[0], wc[1], wc[2], wc[3]
+			}
+			clear(at)
+			applyFn.Invoke(addr(x), rows, r, addr(wt), addr(at))
 			runtime.KeepAlive(x)
-			runtime.KeepAlive(w)
-			runtime.KeepAlive(acc)
+			for c := 0; c < r; c++ {
+				ac := acc[c*4 : c*4+4]
+				ac[0] += at[c]
+				ac[1] += at[r+c]
+				ac[2] += at[2*r+c]
+				ac[3] += at[3*r+c]
+			}
 		},
 		Apply4Cols: func(a []float32, r, n, j0, cols int, w, t, acc []float32) {
-			if r%4 != 0 || r <= 0 || cols <= 0 { // the kernel takes rows in fours
+			if r%2 != 0 || r <= 0 || cols < 4 { // the kernel takes rows in pairs, columns in fours
 				spectral.ApplyColsPortable(a, r, n, j0, cols, 4, w, t, acc)
 				return
 			}
 			_, _, _, _ = a[(r-1)*n+j0+cols-1], w[r*4-1], t[cols*4-1], acc[r*4-1]
-			colsFn.Invoke(addr(a[j0:]), r, n*4, cols, addr(w), addr(t), addr(acc))
+			// t is the kernel's scratch (transposed); acc sums over column
+			// subsets, so the last cols % 4 columns go to the portable loop
+			c4 := cols &^ 3
+			colsFn.Invoke(addr(a[j0:]), r, n*4, c4, addr(w), addr(t), addr(acc))
 			runtime.KeepAlive(a)
 			runtime.KeepAlive(w)
 			runtime.KeepAlive(t)
 			runtime.KeepAlive(acc)
+			if c4 < cols {
+				spectral.ApplyColsPortable(a, r, n, j0+c4, cols-c4, 4, w, t, acc)
+			}
 		},
 		ColSquares: func(x []float32, rows, r int, acc []float32) {
 			if r%4 != 0 || rows <= 0 || r <= 0 {
