@@ -64,36 +64,8 @@ func apply4Body(fused bool) []byte {
 				a.vzero(l)
 			}
 		}
-		a.op(0x03, 0x40) // four columns at a time
-		a.vloadAt(lP, 0)
-		a.set(lX)
-		a.vloadAt(lP2, 0)
-		a.set(lX2)
-		for j := byte(0); j < 4; j++ {
-			if pass == 0 {
-				// s_j += x·w_j; s'_j += x'·w_j
-				a.vloadAt(lQ+j, 0)
-				a.set(lT)
-				for h, xl := range []byte{lX, lX2} {
-					s := lS + j + 4*byte(h)
-					a.mulAdd(func() { a.get(s) }, func() { a.get(xl) }, func() { a.get(lT) })
-					a.set(s)
-				}
-			} else {
-				// acc_j += x·u_j + x'·u'_j
-				a.get(lQ + j)
-				a.mulAdd(func() {
-					a.mulAdd(func() { a.vloadAt(lQ+j, 0) }, func() { a.get(lX) }, func() { a.get(lS + j) })
-				}, func() { a.get(lX2) }, func() { a.get(lS + 4 + j) })
-				a.vstore(0)
-			}
-		}
-		a.add(lP, 16)
-		a.add(lP2, 16)
-		for j := byte(0); j < 4; j++ {
-			a.add(lQ+j, 16)
-		}
-		a.whileLt(lP, lRowEnd)
+		// pass 0: s_j += x·w_j, s'_j += x'·w_j; pass 1: acc_j += x·u_j + x'·u'_j
+		a.pairLoop(pairLocals{lP, lP2, lRowEnd, lQ, lS, lX, lX2, lT}, pass == 0)
 		if pass == 0 {
 			// each s: its lanes' sum, in every lane
 			for l := byte(lS); l < lS+8; l++ {
@@ -190,36 +162,8 @@ func apply4ColsBody(fused bool) []byte {
 				a.vzero(lS + k)
 			}
 		}
-		a.op(0x03, 0x40) // four columns at a time
-		a.vloadAt(lP, 0)
-		a.set(lX)
-		a.vloadAt(lP2, 0)
-		a.set(lX2)
-		for p := byte(0); p < 4; p++ {
-			if pass == 0 {
-				// tt_p += x·w_{i,p} + x'·w_{i+1,p}
-				a.get(lQ + p)
-				a.mulAdd(func() {
-					a.mulAdd(func() { a.vloadAt(lQ+p, 0) }, func() { a.get(lX) }, func() { a.get(lS + p) })
-				}, func() { a.get(lX2) }, func() { a.get(lS + 4 + p) })
-				a.vstore(0)
-			} else {
-				// s_p += x·tt_p; s'_p += x'·tt_p
-				a.vloadAt(lQ+p, 0)
-				a.set(lT)
-				for h, xl := range []byte{lX, lX2} {
-					s := lS + p + 4*byte(h)
-					a.mulAdd(func() { a.get(s) }, func() { a.get(xl) }, func() { a.get(lT) })
-					a.set(s)
-				}
-			}
-		}
-		a.add(lP, 16)
-		a.add(lP2, 16)
-		for p := byte(0); p < 4; p++ {
-			a.add(lQ+p, 16)
-		}
-		a.whileLt(lP, lRowEnd)
+		// pass 0: tt_p += x·w_{i,p} + x'·w_{i+1,p}; pass 1: s_p += x·tt_p, s'_p += x'·tt_p
+		a.pairLoop(pairLocals{lP, lP2, lRowEnd, lQ, lS, lX, lX2, lT}, pass == 1)
 		if pass == 1 {
 			// acc_i += (Σ lanes of s_p)_p, acc_{i+1} likewise
 			for l := byte(lS); l < lS+8; l++ {
@@ -266,4 +210,44 @@ func (a *asm) hsum(l byte) {
 		a.v(opF32Add)
 		a.set(l)
 	}
+}
+
+// pairLocals are the locals of pairLoop: the two rows' pointers and the
+// first's end, four row pointers q…q+3 (advanced with them), eight f32x4
+// s…s+7 and three scratch f32x4.
+type pairLocals struct{ p, p2, end, q, s, x, x2, t byte }
+
+// pairLoop is the inner loop of apply4 and apply4cols over two rows x, x'
+// (at p, p2), four values at a time, for the four rows q_j of the other
+// operand: with sums, s_j += x·q_j and s_{4+j} += x'·q_j; otherwise q_j +=
+// x·s_j + x'·s_{4+j} (stored back).
+func (a *asm) pairLoop(l pairLocals, sums bool) {
+	a.op(0x03, 0x40)
+	a.vloadAt(l.p, 0)
+	a.set(l.x)
+	a.vloadAt(l.p2, 0)
+	a.set(l.x2)
+	for j := byte(0); j < 4; j++ {
+		if sums {
+			a.vloadAt(l.q+j, 0)
+			a.set(l.t)
+			for h, xl := range []byte{l.x, l.x2} {
+				s := l.s + j + 4*byte(h)
+				a.mulAdd(func() { a.get(s) }, func() { a.get(xl) }, func() { a.get(l.t) })
+				a.set(s)
+			}
+		} else {
+			a.get(l.q + j)
+			a.mulAdd(func() {
+				a.mulAdd(func() { a.vloadAt(l.q+j, 0) }, func() { a.get(l.x) }, func() { a.get(l.s + j) })
+			}, func() { a.get(l.x2) }, func() { a.get(l.s + 4 + j) })
+			a.vstore(0)
+		}
+	}
+	a.add(l.p, 16)
+	a.add(l.p2, 16)
+	for j := byte(0); j < 4; j++ {
+		a.add(l.q+j, 16)
+	}
+	a.whileLt(l.p, l.end)
 }
