@@ -2,9 +2,9 @@ package wasmsimd
 
 // apply4Body is apply4(x, rows, r, wt, acct i32), rows even, r a multiple
 // of 4: Kernels.Apply4 with w and acc transposed, as four rows of r f32
-// each (probe j's at wt + j·4r bytes; the glue transposes them). For each pair of rows x, x' of
-// X (rows × r), u_j = Σ_c x_c·w_{c,j} and u'_j likewise, then acc_{j,c} +=
-// x_c·u_j + x'_c·u'_j.
+// each (probe j's at wt + j·4r bytes; the glue transposes them). For each
+// pair of rows x, x' of X (rows × r), u_j = Σ_c x_c·w_{c,j} and u'_j
+// likewise, then acc_{j,c} += x_c·u_j + x'_c·u'_j.
 //
 // Vectors run along the row, four columns at a time: each vector of x
 // and x' is loaded once for the four probes (two loads and four of w per
@@ -51,14 +51,7 @@ func apply4Body(fused bool) []byte {
 		if pass == 1 {
 			base = pAcc
 		}
-		a.get(base)
-		a.set(lQ)
-		for j := byte(1); j < 4; j++ {
-			a.get(lQ + j - 1)
-			a.get(lRowBytes)
-			a.op(0x6a)
-			a.set(lQ + j)
-		}
+		a.rowPtrs(lQ, base, lRowBytes)
 		if pass == 0 {
 			for l := byte(lS); l < lS+8; l++ {
 				a.vzero(l)
@@ -89,7 +82,7 @@ func apply4Body(fused bool) []byte {
 // apply4ColsBody is apply4cols(a, r, stride, cols, w, tt, acc i32), r
 // even, cols a multiple of 4: Kernels.Apply4Cols with vectors along A's
 // rows. a points at A[0, j0], rows stride bytes apart; w and acc are r
-// f32x4 as in apply4cols; tt is scratch for t transposed (four rows of cols
+// f32x4 as in Kernels.Apply4Cols; tt is scratch for t transposed (four rows of cols
 // f32, probe p's at tt + p·4·cols). First tt_p = Σ_i A[i, ·]·w_{i,p}, two
 // rows at a time with their eight w splat; then for each pair of rows
 // the eight chains s_p = Σ_j A[i, j]·tt_p[j] (and s'_p), whose lanes' sums
@@ -144,14 +137,7 @@ func apply4ColsBody(fused bool) []byte {
 		a.get(pStride)
 		a.op(0x6a)
 		a.set(lP2)
-		a.get(pT)
-		a.set(lQ)
-		for p := byte(1); p < 4; p++ {
-			a.get(lQ + p - 1)
-			a.get(lColBytes)
-			a.op(0x6a)
-			a.set(lQ + p)
-		}
+		a.rowPtrs(lQ, pT, lColBytes)
 		if pass == 0 {
 			for k := byte(0); k < 8; k++ { // w_{i+k/4, k%4}
 				a.vsplatLoadAt(lV, 4*k)
@@ -250,4 +236,17 @@ func (a *asm) pairLoop(l pairLocals, sums bool) {
 		a.add(l.q+j, 16)
 	}
 	a.whileLt(l.p, l.end)
+}
+
+// rowPtrs sets the locals q…q+3 to base + j·step (four rows step bytes
+// apart).
+func (a *asm) rowPtrs(q, base, step byte) {
+	a.get(base)
+	a.set(q)
+	for j := byte(1); j < 4; j++ {
+		a.get(q + j - 1)
+		a.get(step)
+		a.op(0x6a) // i32.add
+		a.set(q + j)
+	}
 }
