@@ -71,8 +71,12 @@ func (f *overlapFile) ReadAt(p []byte, off int64) (int, error) {
 	o.cond.Broadcast()
 	if o.values && !o.waited[phase] {
 		o.waited[phase] = true
-		deadline := time.AfterFunc(o.wait, func() { o.mu.Lock(); o.cond.Broadcast(); o.mu.Unlock() })
-		for start := time.Now(); o.active < 2 && time.Since(start) < o.wait; {
+		// The timer's own flag ends the wait: a clock read after the timer
+		// was set could still be short of o.wait when its one broadcast
+		// arrives, and the loop would then wait for ever.
+		expired := false
+		deadline := time.AfterFunc(o.wait, func() { o.mu.Lock(); expired = true; o.cond.Broadcast(); o.mu.Unlock() })
+		for o.active < 2 && !expired {
 			o.cond.Wait()
 		}
 		deadline.Stop()
