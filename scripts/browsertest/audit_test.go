@@ -59,6 +59,19 @@ func TestBrowserAuditDemo(t *testing.T) {
 	if err != nil || !strings.Contains(k, "Web Worker") {
 		t.Errorf("quick audit: %q %v", k, err)
 	}
+	// A second after an audit's pool stopped, the engine worker starts the
+	// next audit's workers (wasm/browser/worker/warm.go): the audit that
+	// comes later takes them, and says so (a deep one: its kernel line is
+	// not the quick audit's, still shown until it ends).
+	time.Sleep(3 * time.Second)
+	p.choose("#mode", "randomized")
+	p.click("#load-demo")
+	if k, err := p.waitText("#kernel", "probes wasm-simd", 2*time.Minute); err != nil || !regexp.MustCompile(`in \d+ Web Workers? \(started before the audit\)`).MatchString(k) {
+		t.Errorf("an audit a while after the last did not take warm workers: %q %v", k, err)
+	}
+	if _, err := p.waitText("#verdict", "PASS", 2*time.Minute); err != nil {
+		t.Errorf("the audit with warm workers: %v", err)
+	}
 	t.Logf("demo audit in the browser: PASS after %v", time.Since(start).Round(time.Millisecond))
 }
 

@@ -26,8 +26,9 @@ type Host struct {
 	Open func(in *jobs.Input) (fs.FS, error)
 	// AuditRemote, when set, may return an audit.Options.Remote checking
 	// the pairs elsewhere (the browser's pool of workers); onStart is told
-	// how many started and with what kernels.
-	AuditRemote func(fsys fs.FS, in *jobs.Input, opt audit.Options, onStart func(n int, kernel string)) func(context.Context, []audit.Job, func(int64)) ([]audit.Figures, error)
+	// how many started, with what kernels, and how they were started ("" or
+	// a phrase the kernel line shows after the count).
+	AuditRemote func(fsys fs.FS, in *jobs.Input, opt audit.Options, onStart func(n int, kernel, how string)) func(context.Context, []audit.Job, func(int64)) ([]audit.Figures, error)
 	// DigestWindow, when positive, makes an audit's digests take every
 	// range the adapter's source reads (for the audit's remote checkers
 	// too: the browser's dealer fetches their spans), holding up to this
@@ -291,9 +292,12 @@ func runAudit(ctx context.Context, spec *jobs.Spec, h Host, em *emitter) (*jobs.
 	}
 	started, kernel, engine := 0, "", ""
 	if h.AuditRemote != nil {
-		opt.Remote = h.AuditRemote(raw, spec.Adapter, opt, func(n int, k string) {
+		opt.Remote = h.AuditRemote(raw, spec.Adapter, opt, func(n int, k, how string) {
 			started, kernel = n, k
 			engine = report.Plural(n, "Web Worker")
+			if how != "" { // e.g. how the workers were started
+				engine += " (" + how + ")"
+			}
 			em.send(jobs.Event{Engine: engine})
 		})
 	}

@@ -38,9 +38,11 @@ type AuditPool struct {
 	// Depth is how many segments each worker holds at a time (default
 	// defaultDepth: one computing, the others downloading).
 	Depth int
-	// OnStart, when set, is told how many workers started, and the
-	// kernels they compute with (audit.Summary.Kernel; "" in quick mode).
-	OnStart func(n int, kernel string)
+	// OnStart, when set, is told how many workers started, the kernels
+	// they compute with (audit.Summary.Kernel; "" in quick mode), and how
+	// they were started: "started before the audit" when they were warm
+	// (warm.go), else "".
+	OnStart func(n int, kernel, how string)
 
 	retries atomic.Int64 // the pool workers' retried reads (msg.Figures)
 	memMu   sync.Mutex
@@ -59,6 +61,7 @@ type AuditPool struct {
 	preMsgs   chan workerMsg
 	preStop   func()
 	preOpened bool
+	warm      bool // the workers were started before the audit (warm.go)
 }
 
 // buffer is a span buffer of n bytes, reused when one is free.
@@ -348,9 +351,8 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 		}
 	} else {
 		n -= spare
-		msgs = make(chan workerMsg, 4*n)
 		var stop func()
-		workers, stop = p.startWorkers(n, msgs)
+		workers, msgs, stop = p.launch(n)
 		defer stop()
 	}
 	open := p.openMsg()
@@ -523,7 +525,11 @@ func (p *AuditPool) Remote(ctx context.Context, jobs []audit.Job, add func(int64
 					if simdErr != "" {
 						k += " (no SIMD: " + simdErr + ")"
 					}
-					p.OnStart(started, k)
+					how := ""
+					if p.warm {
+						how = "started before the audit"
+					}
+					p.OnStart(started, k, how)
 				}
 				give(m.w)
 			case msg.OpFigures:

@@ -10,7 +10,9 @@
 // the same adapter (a File can be posted to a worker; a URL is read by range
 // from each) and checks the pairs it is dealt (poolworker.go). Go's wasm has
 // no threads: this is how the browser audit uses more than one core, and
-// the page never stalls. Serve (serve.go) answers both kinds of message in
+// the page never stalls. The engine worker keeps one audit's pool workers
+// started and idle before the audit (warm.go), so that an audit does not
+// wait for them nor share its cores with their start. Serve (serve.go) answers both kinds of message in
 // every worker; the messages are package msg's (wasm/browser/msg), whose
 // documentation lists them all.
 //

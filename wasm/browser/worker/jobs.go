@@ -92,7 +92,7 @@ func (r *jobRunner) start(m msg.Job) {
 				}
 				return fsys, err
 			},
-			AuditRemote: func(fsys fs.FS, in *jobs.Input, opt audit.Options, onStart func(int, string)) func(context.Context, []audit.Job, func(int64)) ([]audit.Figures, error) {
+			AuditRemote: func(fsys fs.FS, in *jobs.Input, opt audit.Options, onStart func(int, string, string)) func(context.Context, []audit.Job, func(int64)) ([]audit.Figures, error) {
 				pool := poolFor(fsys, opt, onStart)
 				if pool == nil {
 					return nil
@@ -337,9 +337,19 @@ func (c *retryCount) total() int64 {
 	return n
 }
 
+// poolURL is the pool workers' script: this worker's, marked (#pool):
+// they hash nothing, so they start no digest worker.
+func poolURL() string {
+	self := js.Global().Get("location").Get("href").String()
+	if i := strings.IndexByte(self, '#'); i >= 0 {
+		self = self[:i]
+	}
+	return self + poolMark
+}
+
 // poolFor is a pool of nested workers to check an audit's pairs in, when
 // this worker can start them (nil otherwise).
-func poolFor(fsys fs.FS, opt audit.Options, onStart func(int, string)) *AuditPool {
+func poolFor(fsys fs.FS, opt audit.Options, onStart func(int, string, string)) *AuditPool {
 	if !browser.CanUseWorkers() {
 		return nil
 	}
@@ -347,13 +357,7 @@ func poolFor(fsys fs.FS, opt audit.Options, onStart func(int, string)) *AuditPoo
 	if err != nil {
 		return nil
 	}
-	// The pool's workers run this worker's script, marked (#pool): they
-	// hash nothing, so they start no digest worker.
-	self := js.Global().Get("location").Get("href").String()
-	if i := strings.IndexByte(self, '#'); i >= 0 {
-		self = self[:i]
-	}
-	pool := &AuditPool{N: Workers(), Dir: ".", Spec: spec, OnStart: onStart, WorkerURL: self + poolMark}
+	pool := &AuditPool{N: Workers(), Dir: ".", Spec: spec, OnStart: onStart, WorkerURL: poolURL()}
 	if h := httpOf(fsys); h != nil { // a Hub repository's: the resolved commit's resolve URLs
 		pool.URL, pool.Token, pool.Src = h.Base.String(), h.Token, h
 	} else if f, ok := fsys.(*browser.Files); ok {

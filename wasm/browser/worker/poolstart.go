@@ -3,6 +3,7 @@
 package worker
 
 import (
+	"sync"
 	"sync/atomic"
 	"syscall/js"
 
@@ -11,19 +12,18 @@ import (
 
 // The pool's workers: started by Remote, or ahead of it (Start).
 
-// Start starts the pool's workers now and has them open picked files
-// (msg.Open, queued until each runs), while the engine worker takes its
-// own inventory: a worker takes about half a second to be ready (engine.wasm
-// compiled, its kernels checked) and a third more to open the adapter,
-// which Remote, called once the inventory is taken, no longer waits for.
-// Close stops them if Remote never ran.
+// Start takes the pool's workers now, warm (warm.go) or started, and has
+// them open picked files (msg.Open, queued until each runs), while the
+// engine worker takes its own inventory: a worker started now takes about
+// a third of a second to be ready (engine.wasm instantiated, its kernels
+// checked) and a tenth more to open the adapter, which Remote, called once
+// the inventory is taken, no longer waits for. Close stops them if Remote
+// never ran.
 func (p *AuditPool) Start() {
 	if p.pre != nil {
 		return
 	}
-	n := max(1, p.N)
-	p.preMsgs = make(chan workerMsg, 4*n)
-	p.pre, p.preStop = p.startWorkers(n, p.preMsgs)
+	p.pre, p.preMsgs, p.preStop = p.launch(max(1, p.N))
 	if p.Files == nil {
 		// From a URL the workers open the adapter once Remote runs, when
 		// the engine worker has found it there: a server that is slow,
@@ -51,15 +51,38 @@ type workerMsg struct {
 	v js.Value
 }
 
-// startWorkers starts n pool workers posting into msgs; stop terminates
-// them and releases their handlers.
-func (p *AuditPool) startWorkers(n int, msgs chan<- workerMsg) (workers []js.Value, stop func()) {
+// launch gives the pool n workers and the channel of their messages: the
+// engine worker's warm ones when it holds them (warm.go), else started now;
+// stop stops them (once), and lets the engine worker warm the next audit's.
+func (p *AuditPool) launch(n int) ([]js.Value, chan workerMsg, func()) {
+	var workers []js.Value
+	var msgs chan workerMsg
+	var stopWorkers func()
+	if w := takeWarm(p.WorkerURL, n); w != nil {
+		workers, msgs, stopWorkers = w.workers, w.msgs, w.stop
+		p.warm = true
+	} else {
+		msgs = make(chan workerMsg, 4*n)
+		workers, stopWorkers = startWorkers(p.WorkerURL, n, msgs)
+	}
+	var once sync.Once
+	return workers, msgs, func() {
+		once.Do(func() {
+			stopWorkers()
+			poolDone()
+		})
+	}
+}
+
+// startWorkers starts n pool workers from url posting into msgs; stop
+// terminates them and releases their handlers.
+func startWorkers(url string, n int, msgs chan<- workerMsg) (workers []js.Value, stop func()) {
 	workers = make([]js.Value, n)
 	var funcs []js.Func
 	stopped := make(chan struct{})
 	heard := make([]atomic.Bool, n) // worker i has posted a message
 	for i := range workers {
-		w := js.Global().Get("Worker").New(p.WorkerURL)
+		w := js.Global().Get("Worker").New(url)
 		onMsg := js.FuncOf(func(this js.Value, args []js.Value) any {
 			heard[i].Store(true)
 			msgs <- workerMsg{i, args[0].Get("data")}
@@ -74,7 +97,7 @@ func (p *AuditPool) startWorkers(n int, msgs chan<- workerMsg) (workers []js.Val
 			if s := args[0].Get("message"); s.Truthy() {
 				m += ": " + s.String()
 			}
-			e := workerMsg{i, msg.Error{Msg: m + " (" + p.WorkerURL + ")"}.Value()}
+			e := workerMsg{i, msg.Error{Msg: m + " (" + url + ")"}.Value()}
 			go func() { // never blocking the event loop, never lost
 				select {
 				case msgs <- e:

@@ -58,6 +58,15 @@ func Serve() {
 				js.Global().Get("console").Call("warn", "clefcheck: the files' SHA-256 stays in the engine worker: "+err.Error())
 			}
 		}()
+		// Then the first audit's pool workers, warm (warm.go): after the
+		// digest worker, so as not to take its start's core.
+		go func() {
+			<-digestReady
+			<-filesReady
+			if browser.CanUseWorkers() {
+				startWarm()
+			}
+		}()
 	} else {
 		close(digestReady)
 		close(filesReady)
