@@ -12,9 +12,9 @@
 // no threads: this is how the browser audit uses more than one core, and
 // the page never stalls. The engine worker keeps one audit's pool workers
 // started and idle before the audit (warm.go), so that an audit does not
-// wait for them nor share its cores with their start. Serve (serve.go) answers both kinds of message in
-// every worker; the messages are package msg's (wasm/browser/msg), whose
-// documentation lists them all.
+// wait for them nor share its cores with their start. Serve (serve.go)
+// answers both kinds of message in every worker; the messages are package
+// msg's (wasm/browser/msg), whose documentation lists them all.
 //
 // The dealer deals neighbouring pairs together in segments of about 32 MB,
 // biggest first, each worker holding up to two at a time (four in a quick
