@@ -335,17 +335,19 @@ func twinAudit(b *testing.B, p *tab, run, mode string, fromFiles bool, twinURL, 
 	// moment the verdict for this mode is in the DOM. The time the test's
 	// own DevTools calls take (setting the files, the 100 ms polls) is not
 	// the audit's; the test's clock is logged beside it.
+	// verdictJS is a function telling whether this mode's verdict shows:
+	// the test waits for it, and the page's clock stops on it.
+	verdictJS := fmt.Sprintf(`() => { const v = document.querySelector("#verdict"), s = document.querySelector(".summary"); return !!(v && s && s.innerText.includes(%q)); }`, mode+" audit in")
 	p.run(fmt.Sprintf(`(() => {
 		window.__auditStart = 0; window.__auditEnd = 0;
 		const at = document.querySelector(%q);
 		at.addEventListener(%q, () => { window.__auditStart = performance.now(); }, {once: true, capture: true});
 		if (window.__auditObs) window.__auditObs.disconnect();
-		const done = () => { const v = document.querySelector("#verdict"), s = document.querySelector(".summary");
-			return !!(v && s && s.innerText.includes(%q)); };
+		const done = %s;
 		window.__auditObs = new MutationObserver(() => {
 			if (window.__auditStart && done()) { window.__auditEnd = performance.now(); window.__auditObs.disconnect(); } });
 		window.__auditObs.observe(document.body, {subtree: true, childList: true, characterData: true});
-	})()`, map[bool]string{true: "#adapter-files", false: "#open-url"}[fromFiles], map[bool]string{true: "change", false: "click"}[fromFiles], mode+" audit in"))
+	})()`, map[bool]string{true: "#adapter-files", false: "#open-url"}[fromFiles], map[bool]string{true: "change", false: "click"}[fromFiles], verdictJS))
 	var cpu cpuThreads
 	if os.Getenv("CLEFCHECK_CPU") != "" {
 		cpu = snapshotCPU()
@@ -377,7 +379,7 @@ func twinAudit(b *testing.B, p *tab, run, mode string, fromFiles bool, twinURL, 
 	// naming this mode.
 	err := p.waitJS("the previous verdict to go (the "+run+" audit started)", `!document.querySelector("#verdict")`, time.Minute)
 	if err == nil {
-		err = p.waitJS("the "+run+" audit's verdict", fmt.Sprintf(`(() => { const v = document.querySelector("#verdict"); const s = document.querySelector(".summary"); return !!(v && s && s.innerText.includes(%q)) })()`, mode+" audit in"), 12*time.Minute)
+		err = p.waitJS("the "+run+" audit's verdict", fmt.Sprintf(`(%s)()`, verdictJS), 12*time.Minute)
 	}
 	wall := time.Since(start)
 	testWall := wall // what the CPU figures below span
